@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# collx: build the module, the user-space library and tools, and the BPF
+# programs; run the tests.  `make help` lists the targets.
+
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+
+# No headers for the running kernel (a build host, a container): use the
+# newest installed ones, and say so.
+ifeq ($(wildcard $(KDIR)/Makefile),)
+  _newest := $(lastword $(sort $(patsubst /lib/modules/%/build/Makefile,%,\
+		$(wildcard /lib/modules/*/build/Makefile))))
+  ifneq ($(_newest),)
+    $(info collx: no headers for $(KVER); building against $(_newest))
+    KVER := $(_newest)
+    KDIR := /lib/modules/$(KVER)/build
+  endif
+endif
+
+# The module is built in a per-kernel copy of the sources, so builds for
+# several kernels live side by side: build/<KVER>/kmod/collx.ko.
+BUILD := $(CURDIR)/build
+MODDIR := $(BUILD)/$(KVER)
+MODULE := $(MODDIR)/kmod/collx.ko
+KBUILD_FLAGS := W=1 KCFLAGS=-Werror
+
+LAB_KERNEL ?= 6.12
+LAB_NODES ?= 4
+
+.PHONY: all module modules-all user bpf lint check check-build check-unit \
+	check-kunit check-lab demo deps bench-reduce install clean help
+
+all: module user bpf
+
+module:
+	@test -f $(KDIR)/Makefile || { echo "collx: no kernel headers in $(KDIR);" \
+		"run scripts/install-deps.sh or set KVER/KDIR" >&2; exit 1; }
+	@mkdir -p $(MODDIR)
+	@cp -ru --preserve=timestamps Kbuild kmod include $(MODDIR)/
+	$(MAKE) -C $(KDIR) M=$(MODDIR) $(KBUILD_FLAGS) modules
+	@echo "collx: built $(MODULE)"
+
+# The module for every installed kernel that has headers.
+modules-all:
+	@for k in $(patsubst /lib/modules/%/build/Makefile,%,\
+			$(wildcard /lib/modules/*/build/Makefile)); do \
+		$(MAKE) --no-print-directory module KVER=$$k KDIR=/lib/modules/$$k/build || exit 1; \
+	done
+
+user:
+	$(MAKE) -C user
+
+bpf:
+	@if [ -f bpf/Makefile ]; then $(MAKE) -C bpf; fi
+
+# checkpatch (options in .checkpatch.conf) and sparse over the module.
+lint: module
+	tests/lint.sh $(KDIR) $(MODDIR)
+
+deps:
+	scripts/install-deps.sh
+
+check: deps
+	tests/check.sh all
+
+check-build check-unit check-kunit check-lab: deps
+	tests/check.sh $(patsubst check-%,%,$@)
+
+demo: deps
+	tests/lab/demo.sh -k $(LAB_KERNEL) -n $(LAB_NODES)
+
+bench-reduce:
+	scripts/install-deps.sh --bench
+	$(MAKE) -C tests/bench bench-reduce
+
+# Install the module for KVER (what DKMS does on a real node) and the
+# user-space library and tools.
+install: module user
+	$(MAKE) -C $(KDIR) M=$(MODDIR) modules_install
+	$(MAKE) -C user install
+
+clean:
+	rm -rf $(BUILD) .build
+	$(MAKE) -C user clean
+	@if [ -f bpf/Makefile ]; then $(MAKE) -C bpf clean; fi
+
+help:
+	@echo "make [KVER=<release>]   module for KVER (default: running or newest), library, tools, BPF"
+	@echo "make modules-all        the module for every installed kernel's headers"
+	@echo "make lint               checkpatch --strict and sparse"
+	@echo "make demo               4-node soft-RoCE lab (LAB_KERNEL=6.1|6.12, LAB_NODES=N)"
+	@echo "make check              every test: build, lint, unit, kunit, lab on 6.1 and 6.12"
+	@echo "make check-{build,unit,kunit,lab}  one stage"
+	@echo "make bench-reduce       reduction kernels vs STREAM and MPI_Reduce_local"
