@@ -22,13 +22,13 @@
 
 /**
  * struct collx_file - per-open state of /dev/collx
- * @lock: serialises ioctls that change the file's objects
+ * @lock: serialises the ioctls issued on this file
  *
  * Everything a process creates through the fd (comms, registrations,
  * ops) hangs off this struct and is released with it.
  */
 struct collx_file {
-	struct mutex lock;
+	struct mutex lock; /* held around each ioctl handler */
 };
 
 /**
@@ -81,18 +81,18 @@ struct collx_ioctl_op {
 	int (*execute)(struct collx_ucmd *ucmd);
 };
 
-#define COLLX_IOCTL_OP(_ioctl, _fn, _struct, _last)                       \
-	[_IOC_NR(_ioctl) - COLLX_CMD_BASE] = {                            \
+#define COLLX_IOCTL_OP(_name, _fn, _struct, _last)                        \
+	[COLLX_CMD_##_name - COLLX_CMD_BASE] = {                          \
 		.size = sizeof(_struct) +                                 \
 			BUILD_BUG_ON_ZERO(sizeof(union collx_ucmd_buffer) < \
 					  sizeof(_struct)),               \
 		.min_size = offsetofend(_struct, _last),                  \
-		.ioctl_num = _ioctl,                                      \
+		.ioctl_num = COLLX_IOC_##_name,                           \
 		.execute = _fn,                                           \
 	}
 
 static const struct collx_ioctl_op collx_ioctl_ops[] = {
-	COLLX_IOCTL_OP(COLLX_IOC_VERSION, collx_ioctl_version,
+	COLLX_IOCTL_OP(VERSION, collx_ioctl_version,
 		       struct collx_version, __reserved),
 };
 
@@ -126,7 +126,11 @@ static long collx_fops_ioctl(struct file *filp, unsigned int cmd,
 				    ucmd.user_size);
 	if (ret)
 		return ret;
-	return op->execute(&ucmd);
+
+	mutex_lock(&ucmd.cf->lock);
+	ret = op->execute(&ucmd);
+	mutex_unlock(&ucmd.cf->lock);
+	return ret;
 }
 
 static int collx_fops_open(struct inode *inode, struct file *filp)

@@ -1,0 +1,190 @@
+#!/bin/bash
+# collx test driver: `make check` and its stages.
+#
+#   tests/check.sh all|build|unit|kunit|lab [KERNEL...]
+#
+# Prints TAP (one numbered line per test, details as '#' comments) and ends
+# with "N passed, N failed, N skipped".  Exits non-zero when anything failed.
+# Lab kernels default to "6.1 6.12" (COLLX_LAB_KERNELS overrides).
+set -uo pipefail
+# tap() runs in this shell at the end of a pipeline, so its counts survive.
+shopt -s lastpipe
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+cd "$SRC" || exit 1
+STAGE=${1:-all}
+shift || true
+KERNELS=${*:-${COLLX_LAB_KERNELS:-6.1 6.12}}
+LOGS=$SRC/.build/check
+mkdir -p "$LOGS"
+
+n=0 passed=0 failed=0 skipped=0
+
+# Number and count TAP lines read on stdin; pass comments through.
+tap() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"not ok"*)
+			n=$((n + 1)) failed=$((failed + 1))
+			echo "not ok $n ${line#not ok }" ;;
+		"ok"*"# SKIP"*)
+			n=$((n + 1)) skipped=$((skipped + 1))
+			echo "ok $n ${line#ok }" ;;
+		"ok"*)
+			n=$((n + 1)) passed=$((passed + 1))
+			echo "ok $n ${line#ok }" ;;
+		"#"*) echo "$line" ;;
+		*) ;;
+		esac
+	done
+}
+
+# Strip a TAP line's own number: "ok 12 - x" -> "ok - x".
+unnumber() {
+	sed -E 's/^(not ok|ok)[[:space:]]+[0-9]+/\1/'
+}
+
+# Run a command; one TAP line with its name; its output kept in a log and
+# its tail shown on failure.
+step() {
+	local name=$1 log
+	shift
+	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9.\n-' _).log
+	if "$@" >"$log" 2>&1; then
+		echo "ok - $name"
+	else
+		tail -n 25 "$log" | sed 's/^/# /'
+		echo "not ok - $name (log: ${log#"$SRC"/})"
+	fi
+}
+
+resolve_krel() {
+	(cd /boot && ls -1 vmlinuz-"$1".[0-9]* 2>/dev/null | sed 's/^vmlinuz-//' | sort -V | tail -n1)
+}
+
+stage_build() {
+	local k krel first=1
+	for k in $KERNELS; do
+		krel=$(resolve_krel "$k")
+		if [ -z "$krel" ]; then
+			echo "not ok - build: no $k kernel installed"
+			continue
+		fi
+		step "build: collx.ko for $krel (W=1, -Werror)" \
+			make --no-print-directory module KVER="$krel"
+		if [ "$first" = 1 ]; then
+			tests/lint.sh "/lib/modules/$krel/build" "$SRC/build/$krel" 2>&1
+			first=0
+		else
+			LINT_SPARSE_ONLY=1 tests/lint.sh "/lib/modules/$krel/build" "$SRC/build/$krel" 2>&1
+		fi
+	done
+	step "build: libcollx and tools" make --no-print-directory -C user
+	step "build: lab test programs" make --no-print-directory -C tests/progs
+	if [ -f bpf/Makefile ]; then
+		step "build: BPF programs" make --no-print-directory bpf
+	fi
+	local dv mv
+	dv=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+	mv=$(sed -n 's/^#define COLLX_MODULE_VERSION[[:space:]]*"\(.*\)"/\1/p' kmod/collx_loc.h)
+	if [ -n "$dv" ] && [ "$dv" = "$mv" ]; then
+		echo "ok - build: dkms.conf version $dv matches the module"
+	else
+		echo "not ok - build: dkms.conf version '$dv' != module version '$mv'"
+	fi
+}
+
+stage_unit() {
+	if [ ! -f tests/unit/Makefile ]; then
+		echo "not ok - unit: tests/unit/Makefile missing"
+		return
+	fi
+	make --no-print-directory -s -C tests/unit check 2>&1 | tee "$LOGS/unit.log" |
+		grep -E '^(ok|not ok|#)' | unnumber
+	[ "${PIPESTATUS[0]}" = 0 ] || echo "not ok - unit: make -C tests/unit check failed (log: .build/check/unit.log)"
+}
+
+stage_kunit() {
+	if [ ! -x tests/kunit/run.sh ]; then
+		echo "not ok - kunit: tests/kunit/run.sh missing"
+		return
+	fi
+	tests/kunit/run.sh 2>&1 | tee "$LOGS/kunit.log" | grep -E '^(ok|not ok)' | unnumber
+	[ "${PIPESTATUS[0]}" = 0 ] || echo "not ok - kunit: tests/kunit/run.sh failed (log: .build/check/kunit.log)"
+}
+
+# One boot of a 4-node cluster per kernel runs every lab case; a case passes
+# when it passed on every node that did not skip it.
+stage_lab() {
+	local k krel out rc case node line verdict why
+	for k in $KERNELS; do
+		krel=$(resolve_krel "$k")
+		if [ -z "$krel" ]; then
+			echo "not ok - lab $k: kernel not installed"
+			continue
+		fi
+		if ! make --no-print-directory module KVER="$krel" >"$LOGS/lab-$k-build.log" 2>&1 ||
+			! make --no-print-directory -C user >>"$LOGS/lab-$k-build.log" 2>&1 ||
+			! make --no-print-directory -C tests/progs >>"$LOGS/lab-$k-build.log" 2>&1; then
+			echo "not ok - lab $k: build failed (log: .build/check/lab-$k-build.log)"
+			continue
+		fi
+		out=$SRC/.build/lab/check-$k
+		tests/lab/lab.sh -k "$k" -n "${COLLX_LAB_NODES:-4}" -t 1500 -q -o "$out" \
+			-- tests/lab/run-cases.sh >"$LOGS/lab-$k.log" 2>&1
+		rc=$?
+		if [ "$rc" = 0 ]; then
+			echo "ok - lab $k: ${COLLX_LAB_NODES:-4} nodes booted $krel, rxe0 up, no kernel errors"
+		else
+			grep '^lab:' "$LOGS/lab-$k.log" | sed 's/^/# /'
+			echo "not ok - lab $k: nodes failed (log: .build/check/lab-$k.log, ${out#"$SRC"/})"
+		fi
+		for case in $(ls "$SRC"/tests/lab/cases/*.sh | xargs -n1 basename | sed 's/\.sh$//'); do
+			verdict=skip why=
+			for node in "$out"/node*; do
+				line=$(grep -E "^(ok|not ok) [0-9]+ - $case( |$)" "$node/cases.tap" 2>/dev/null)
+				case $line in
+				"not ok"*) verdict=fail why="$why $(basename "$node"):${line#*# }" ;;
+				*"# SKIP"*) ;;
+				ok*) [ "$verdict" = fail ] || verdict=pass ;;
+				*) verdict=fail why="$why $(basename "$node"):not run" ;;
+				esac
+			done
+			case $verdict in
+			pass) echo "ok - lab $k: $case" ;;
+			skip) echo "ok - lab $k: $case # SKIP on every node" ;;
+			fail)
+				echo "# see ${out#"$SRC"/}/node*/cases/$case.log"
+				echo "not ok - lab $k: $case:$why" ;;
+			esac
+		done
+	done
+}
+
+run_stage() {
+	case $1 in
+	build) stage_build ;;
+	unit) stage_unit ;;
+	kunit) stage_kunit ;;
+	lab) stage_lab ;;
+	*) echo "check.sh: unknown stage $1" >&2; exit 2 ;;
+	esac
+}
+
+start=$(date +%s)
+if [ "$STAGE" = all ]; then
+	stages="build unit kunit lab"
+else
+	stages=$STAGE
+fi
+for s in $stages; do
+	echo "# stage $s"
+	s0=$(date +%s)
+	run_stage "$s" | tap
+	echo "# stage $s took $(($(date +%s) - s0)) s"
+done
+echo "1..$n"
+echo "# total $(($(date +%s) - start)) s"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
