@@ -12,24 +12,13 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <uapi/linux/collx.h>
 
 #include "collx_loc.h"
-
-/**
- * struct collx_file - per-open state of /dev/collx
- * @lock: serialises the ioctls issued on this file
- *
- * Everything a process creates through the fd (comms, registrations,
- * ops) hangs off this struct and is released with it.
- */
-struct collx_file {
-	struct mutex lock; /* held around each ioctl handler */
-};
 
 /**
  * struct collx_ucmd - one ioctl call being executed
@@ -70,8 +59,85 @@ static int collx_ioctl_version(struct collx_ucmd *ucmd)
 	return collx_ucmd_respond(ucmd, sizeof(*cmd));
 }
 
+static int collx_ioctl_comm_create(struct collx_ucmd *ucmd)
+{
+	struct collx_comm_create *cmd = ucmd->cmd;
+	int ret, ret2;
+
+	ret = collx_comm_create(ucmd->cf, cmd);
+	/* Out fields (failed_rank) go back on failure too. */
+	ret2 = collx_ucmd_respond(ucmd, sizeof(*cmd));
+	if (!ret && ret2)
+		collx_comm_destroy(ucmd->cf, cmd->comm_id);
+	return ret ? ret : ret2;
+}
+
+static int collx_ioctl_comm_destroy(struct collx_ucmd *ucmd)
+{
+	struct collx_comm_destroy *cmd = ucmd->cmd;
+
+	if (cmd->flags || cmd->__reserved)
+		return -EINVAL;
+	return collx_comm_destroy(ucmd->cf, cmd->comm_id);
+}
+
+static int collx_ioctl_mr_reg(struct collx_ucmd *ucmd)
+{
+	struct collx_mr_reg *cmd = ucmd->cmd;
+	int ret;
+
+	ret = collx_mr_reg(ucmd->cf, cmd);
+	if (ret)
+		return ret;
+	ret = collx_ucmd_respond(ucmd, sizeof(*cmd));
+	if (ret)
+		collx_mr_dereg(ucmd->cf, cmd->mr_id);
+	return ret;
+}
+
+static int collx_ioctl_mr_dereg(struct collx_ucmd *ucmd)
+{
+	struct collx_mr_dereg *cmd = ucmd->cmd;
+
+	if (cmd->flags || cmd->__reserved)
+		return -EINVAL;
+	return collx_mr_dereg(ucmd->cf, cmd->mr_id);
+}
+
+static int collx_ioctl_submit(struct collx_ucmd *ucmd)
+{
+	struct collx_submit *cmd = ucmd->cmd;
+	int ret;
+
+	ret = collx_op_submit(ucmd->cf, cmd);
+	if (ret)
+		return ret;
+	/*
+	 * The op runs whether or not the id reaches user space; its record
+	 * still arrives through read().
+	 */
+	return collx_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+static int collx_ioctl_wait(struct collx_ucmd *ucmd)
+{
+	struct collx_wait *cmd = ucmd->cmd;
+	int ret;
+
+	ret = collx_op_wait(ucmd->cf, cmd);
+	if (ret)
+		return ret;
+	return collx_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
 union collx_ucmd_buffer {
 	struct collx_version version;
+	struct collx_comm_create comm_create;
+	struct collx_comm_destroy comm_destroy;
+	struct collx_mr_reg mr_reg;
+	struct collx_mr_dereg mr_dereg;
+	struct collx_submit submit;
+	struct collx_wait wait;
 };
 
 struct collx_ioctl_op {
@@ -94,6 +160,18 @@ struct collx_ioctl_op {
 static const struct collx_ioctl_op collx_ioctl_ops[] = {
 	COLLX_IOCTL_OP(VERSION, collx_ioctl_version,
 		       struct collx_version, __reserved),
+	COLLX_IOCTL_OP(COMM_CREATE, collx_ioctl_comm_create,
+		       struct collx_comm_create, failed_rank),
+	COLLX_IOCTL_OP(COMM_DESTROY, collx_ioctl_comm_destroy,
+		       struct collx_comm_destroy, __reserved),
+	COLLX_IOCTL_OP(MR_REG, collx_ioctl_mr_reg,
+		       struct collx_mr_reg, __reserved),
+	COLLX_IOCTL_OP(MR_DEREG, collx_ioctl_mr_dereg,
+		       struct collx_mr_dereg, __reserved),
+	COLLX_IOCTL_OP(SUBMIT, collx_ioctl_submit,
+		       struct collx_submit, op_id),
+	COLLX_IOCTL_OP(WAIT, collx_ioctl_wait,
+		       struct collx_wait, completion),
 };
 
 static long collx_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -126,11 +204,7 @@ static long collx_fops_ioctl(struct file *filp, unsigned int cmd,
 				    ucmd.user_size);
 	if (ret)
 		return ret;
-
-	mutex_lock(&ucmd.cf->lock);
-	ret = op->execute(&ucmd);
-	mutex_unlock(&ucmd.cf->lock);
-	return ret;
+	return op->execute(&ucmd);
 }
 
 static int collx_fops_open(struct inode *inode, struct file *filp)
@@ -141,6 +215,12 @@ static int collx_fops_open(struct inode *inode, struct file *filp)
 	if (!cf)
 		return -ENOMEM;
 	mutex_init(&cf->lock);
+	xa_init_flags(&cf->comms, XA_FLAGS_ALLOC1);
+	xa_init_flags(&cf->mrs, XA_FLAGS_ALLOC1);
+	xa_init(&cf->ops);
+	INIT_LIST_HEAD(&cf->done);
+	spin_lock_init(&cf->done_lock);
+	init_waitqueue_head(&cf->wq);
 	filp->private_data = cf;
 	return nonseekable_open(inode, filp);
 }
@@ -149,15 +229,39 @@ static int collx_fops_release(struct inode *inode, struct file *filp)
 {
 	struct collx_file *cf = filp->private_data;
 
+	/* Comms first: their ops complete and drop their buffers. */
+	collx_comm_release_all(cf);
+	collx_op_release_all(cf);
+	collx_mr_release_all(cf);
+	xa_destroy(&cf->comms);
+	xa_destroy(&cf->mrs);
+	xa_destroy(&cf->ops);
 	mutex_destroy(&cf->lock);
 	kfree(cf);
 	return 0;
+}
+
+static ssize_t collx_fops_read(struct file *filp, char __user *buf,
+			       size_t len, loff_t *ppos)
+{
+	return collx_op_read(filp->private_data, buf, len,
+			     filp->f_flags & O_NONBLOCK);
+}
+
+static __poll_t collx_fops_poll(struct file *filp, poll_table *wait)
+{
+	struct collx_file *cf = filp->private_data;
+
+	poll_wait(filp, &cf->wq, wait);
+	return collx_op_ready(cf) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 static const struct file_operations collx_fops = {
 	.owner = THIS_MODULE,
 	.open = collx_fops_open,
 	.release = collx_fops_release,
+	.read = collx_fops_read,
+	.poll = collx_fops_poll,
 	.unlocked_ioctl = collx_fops_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 };

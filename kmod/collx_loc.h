@@ -6,9 +6,16 @@
 #ifndef COLLX_LOC_H
 #define COLLX_LOC_H
 
-#include <linux/types.h>
+#include "collx_obj.h"
 
 #define COLLX_MODULE_VERSION	"0.1.0"
+
+/* main.c: module parameters */
+extern unsigned short collx_listen_port;
+extern unsigned int collx_comm_timeout_ms;
+extern unsigned int collx_slot_kib;
+extern unsigned int collx_nslots;
+extern struct workqueue_struct *collx_wq;
 
 /* chardev.c */
 int collx_chardev_init(void);
@@ -18,5 +25,80 @@ void collx_chardev_exit(void);
 int collx_device_init(void);
 void collx_device_exit(void);
 u32 collx_device_count(void);
+int collx_device_bind(struct collx_comm *comm, struct ib_device *ibdev);
+void collx_device_unbind(struct collx_comm *comm);
+
+/* cm.c */
+int collx_cm_listen(void);
+void collx_cm_stop(void);
+int collx_cm_connect(struct collx_peer *peer);
+void collx_cm_retry_work(struct work_struct *work);
+
+/* peer.c */
+void collx_peer_init(struct collx_peer *peer, struct collx_comm *comm,
+		     u32 rank, bool outgoing);
+int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id);
+void collx_peer_release(struct collx_peer *peer);
+void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id);
+void collx_peer_disconnect(struct collx_peer *peer);
+int collx_peer_post_reg(struct collx_peer *peer);
+int collx_peer_send_ready(struct collx_peer *peer);
+int collx_peer_post_credit(struct collx_peer *peer, u32 slot);
+int collx_peer_post_write(struct collx_peer *peer, u32 slot, u32 bytes,
+			  u32 imm);
+void collx_peer_set_state(struct collx_peer *peer,
+			  enum collx_peer_state state, int err);
+const char *collx_peer_state_name(enum collx_peer_state state);
+
+/* comm.c */
+int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd);
+int collx_comm_destroy(struct collx_file *cf, u32 handle);
+void collx_comm_teardown(struct collx_comm *comm, int err);
+void collx_comm_fail(struct collx_comm *comm, int err, u32 rank);
+struct collx_comm *collx_comm_find(u64 key, u32 rank);
+struct collx_comm *collx_comm_get_handle(struct collx_file *cf, u32 handle);
+void collx_comm_put(struct collx_comm *comm);
+void collx_comm_release_all(struct collx_file *cf);
+
+/* engine.c */
+void collx_engine_work(struct work_struct *work);
+void collx_engine_timeout(struct work_struct *work);
+void collx_engine_fail_ops(struct collx_comm *comm, int err, u32 rank);
+void collx_engine_describe(struct collx_comm *comm, struct seq_file *m);
+
+/* op.c */
+int collx_op_submit(struct collx_file *cf, struct collx_submit *cmd);
+void collx_op_complete(struct collx_op *op, int status, u32 rank,
+		       u32 phase, u32 step);
+int collx_op_wait(struct collx_file *cf, struct collx_wait *cmd);
+ssize_t collx_op_read(struct collx_file *cf, char __user *buf, size_t len,
+		      bool nonblock);
+bool collx_op_ready(struct collx_file *cf);
+void collx_op_release_all(struct collx_file *cf);
+
+/* mr.c */
+int collx_mr_reg(struct collx_file *cf, struct collx_mr_reg *cmd);
+int collx_mr_dereg(struct collx_file *cf, u32 id);
+void collx_mr_release_all(struct collx_file *cf);
+int collx_ubuf_map(struct collx_file *cf, struct collx_ubuf *ub, u64 addr,
+		   u64 bytes, bool write);
+void collx_ubuf_unmap(struct collx_ubuf *ub);
+
+/* debugfs.c */
+struct collx_stats {
+	atomic_t comms;
+	atomic_t mrs;
+	atomic64_t pinned_pages;
+	atomic_t ops;
+	atomic64_t ops_done;
+	atomic64_t ops_failed;
+	atomic64_t bytes_written;
+};
+
+extern struct collx_stats collx_stats;
+void collx_debugfs_init(void);
+void collx_debugfs_exit(void);
+void collx_debugfs_comm_add(struct collx_comm *comm);
+void collx_debugfs_comm_remove(struct collx_comm *comm);
 
 #endif /* COLLX_LOC_H */

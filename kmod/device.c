@@ -4,7 +4,9 @@
  *
  * An ib_client learns of every RDMA device, present at load time or added
  * later, and of its removal.  Each device the module serves gets a
- * struct collx_dev, kept on a list that the rest of the module looks up.
+ * struct collx_dev with a PD; communicators bind to the device their
+ * connections resolved to.  Removal fails and tears down every comm bound
+ * to the device (their ops complete with -ENODEV) before the PD goes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -14,16 +16,6 @@
 #include <rdma/ib_verbs.h>
 
 #include "collx_loc.h"
-
-/**
- * struct collx_dev - an RDMA device collx serves
- * @ibdev: the device
- * @list: entry in collx_devs
- */
-struct collx_dev {
-	struct ib_device *ibdev;
-	struct list_head list;
-};
 
 static LIST_HEAD(collx_devs);
 static DEFINE_MUTEX(collx_devs_lock);
@@ -81,6 +73,16 @@ static int collx_ib_add(struct ib_device *ibdev)
 	if (!cdev)
 		return -ENOMEM;
 	cdev->ibdev = ibdev;
+	INIT_LIST_HEAD(&cdev->comms);
+	cdev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(cdev->pd)) {
+		int ret = PTR_ERR(cdev->pd);
+
+		pr_err("%s: cannot allocate a PD: %d\n", dev_name(&ibdev->dev),
+		       ret);
+		kfree(cdev);
+		return ret;
+	}
 
 	mutex_lock(&collx_devs_lock);
 	list_add_tail(&cdev->list, &collx_devs);
@@ -97,13 +99,33 @@ static int collx_ib_add(struct ib_device *ibdev)
 static void collx_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct collx_dev *cdev = client_data;
+	struct collx_comm *comm;
+	unsigned int ncomms = 0;
 
 	mutex_lock(&collx_devs_lock);
+	cdev->removed = true;
 	list_del(&cdev->list);
 	collx_nr_devs--;
 	mutex_unlock(&collx_devs_lock);
 
-	pr_info("%s: removed\n", dev_name(&ibdev->dev));
+	/* Teardown unbinds each comm, so take them one at a time. */
+	for (;;) {
+		mutex_lock(&collx_devs_lock);
+		comm = list_first_entry_or_null(&cdev->comms, struct collx_comm,
+						dev_entry);
+		if (comm)
+			kref_get(&comm->ref);
+		mutex_unlock(&collx_devs_lock);
+		if (!comm)
+			break;
+		collx_comm_teardown(comm, -ENODEV);
+		collx_comm_put(comm);
+		ncomms++;
+	}
+
+	ib_dealloc_pd(cdev->pd);
+	pr_info("%s: removed%s\n", dev_name(&ibdev->dev),
+		ncomms ? " (its communicators failed with ENODEV)" : "");
 	kfree(cdev);
 }
 
@@ -127,6 +149,52 @@ u32 collx_device_count(void)
 	n = collx_nr_devs;
 	mutex_unlock(&collx_devs_lock);
 	return n;
+}
+
+/**
+ * collx_device_bind() - tie a communicator to the device of a connection
+ * @comm: the communicator
+ * @ibdev: the device its connection resolved to
+ *
+ * All of a communicator's connections must use one device (one PD).
+ *
+ * Context: process context; takes collx_devs_lock.
+ * Return: 0, -ENODEV if collx does not serve @ibdev (or it is going
+ * away), -EXDEV if @comm is already bound to another device.
+ */
+int collx_device_bind(struct collx_comm *comm, struct ib_device *ibdev)
+{
+	struct collx_dev *cdev;
+	int ret = 0;
+
+	mutex_lock(&collx_devs_lock);
+	cdev = ib_get_client_data(ibdev, &collx_ib_client);
+	if (!cdev || cdev->removed)
+		ret = -ENODEV;
+	else if (comm->dev && comm->dev != cdev)
+		ret = -EXDEV;
+	else if (!comm->dev) {
+		comm->dev = cdev;
+		list_add_tail(&comm->dev_entry, &cdev->comms);
+	}
+	mutex_unlock(&collx_devs_lock);
+	return ret;
+}
+
+/**
+ * collx_device_unbind() - undo collx_device_bind()
+ * @comm: the communicator, whose RDMA resources are already released
+ *
+ * Context: process context; takes collx_devs_lock.
+ */
+void collx_device_unbind(struct collx_comm *comm)
+{
+	mutex_lock(&collx_devs_lock);
+	if (comm->dev) {
+		list_del_init(&comm->dev_entry);
+		comm->dev = NULL;
+	}
+	mutex_unlock(&collx_devs_lock);
 }
 
 /**

@@ -98,7 +98,18 @@ enum collx_redop {
 enum {
 	COLLX_CMD_BASE = 0x80,
 	COLLX_CMD_VERSION = COLLX_CMD_BASE,
+	COLLX_CMD_COMM_CREATE,
+	COLLX_CMD_COMM_DESTROY,
+	COLLX_CMD_MR_REG,
+	COLLX_CMD_MR_DEREG,
+	COLLX_CMD_SUBMIT,
+	COLLX_CMD_WAIT,
 };
+
+/* "No rank": a failed_rank when no single peer is to blame. */
+#define COLLX_RANK_NONE		0xffffffffU
+/* Most ranks in a communicator. */
+#define COLLX_MAX_RANKS		1024
 
 /**
  * struct collx_version - COLLX_IOC_VERSION
@@ -128,5 +139,253 @@ struct collx_version {
 };
 
 #define COLLX_IOC_VERSION	_IO(COLLX_TYPE, COLLX_CMD_VERSION)
+
+/**
+ * struct collx_rank_addr - where one rank's module listens
+ * @family: AF_INET or AF_INET6
+ * @port: rdma_cm port in host byte order; 0 means the module's
+ *	``listen_port`` parameter
+ * @__reserved: must be 0
+ * @addr: the address of the rank's RDMA netdev, network byte order; an
+ *	IPv4 address takes the first 4 bytes, the rest must be 0
+ */
+struct collx_rank_addr {
+	__u16 family;
+	__u16 port;
+	__u32 __reserved;
+	__u8 addr[16];
+};
+
+/**
+ * struct collx_comm_create - COLLX_IOC_COMM_CREATE
+ * @size: sizeof(struct collx_comm_create)
+ * @flags: must be 0
+ * @nranks: ranks in the communicator, 1..COLLX_MAX_RANKS
+ * @rank: this caller's rank, below @nranks
+ * @comm_key: the same non-zero value on every rank (libcollx derives it
+ *	from the bootstrap's nonce); tells this communicator's connections
+ *	from every other one's
+ * @addrs: user pointer to @nranks struct collx_rank_addr, by rank
+ * @addr_size: sizeof(struct collx_rank_addr) as the caller knows it
+ * @timeout_ms: bound on connecting and on every collective's progress;
+ *	0 means the module's ``comm_timeout_ms`` parameter (30 s)
+ * @comm_id: out, the communicator's handle on this fd
+ * @failed_rank: out, on failure the rank that could not be reached or
+ *	refused, else COLLX_RANK_NONE
+ *
+ * Connects this rank to the peers its algorithms need (rdma_cm RC
+ * connections to and from its ring neighbours) and returns when they are
+ * up, or fails.  Errors beyond the general ones: ETIMEDOUT (a peer did not
+ * answer within @timeout_ms; @failed_rank names it), ECONNREFUSED (a peer
+ * refused, e.g. another @comm_key), EHOSTUNREACH (no route to a peer's
+ * address), ENODEV (no RDMA device serves the route), EINTR (a signal).
+ */
+struct collx_comm_create {
+	__u32 size;
+	__u32 flags;
+	__u32 nranks;
+	__u32 rank;
+	__aligned_u64 comm_key;
+	__aligned_u64 addrs;
+	__u32 addr_size;
+	__u32 timeout_ms;
+	__u32 comm_id;
+	__u32 failed_rank;
+};
+
+#define COLLX_IOC_COMM_CREATE	_IO(COLLX_TYPE, COLLX_CMD_COMM_CREATE)
+
+/**
+ * struct collx_comm_destroy - COLLX_IOC_COMM_DESTROY
+ * @size: sizeof(struct collx_comm_destroy)
+ * @flags: must be 0
+ * @comm_id: the communicator
+ * @__reserved: must be 0
+ *
+ * Disconnects and frees a communicator.  Collectives still in flight on it
+ * complete with ECANCELED.  ENOENT: no such communicator on this fd.
+ */
+struct collx_comm_destroy {
+	__u32 size;
+	__u32 flags;
+	__u32 comm_id;
+	__u32 __reserved;
+};
+
+#define COLLX_IOC_COMM_DESTROY	_IO(COLLX_TYPE, COLLX_CMD_COMM_DESTROY)
+
+/**
+ * struct collx_mr_reg - COLLX_IOC_MR_REG
+ * @size: sizeof(struct collx_mr_reg)
+ * @flags: must be 0
+ * @addr: start of the user buffer
+ * @length: its length in bytes, non-zero
+ * @mr_id: out, the registration's handle on this fd
+ * @__reserved: must be 0
+ *
+ * Pins the buffer's pages for as long as the registration lives (they
+ * count against RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK), so
+ * collectives on buffers inside it run without bouncing.  Errors: ENOMEM
+ * (over RLIMIT_MEMLOCK, or out of memory), EFAULT (not mapped writable).
+ */
+struct collx_mr_reg {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 mr_id;
+	__u32 __reserved;
+};
+
+#define COLLX_IOC_MR_REG	_IO(COLLX_TYPE, COLLX_CMD_MR_REG)
+
+/**
+ * struct collx_mr_dereg - COLLX_IOC_MR_DEREG
+ * @size: sizeof(struct collx_mr_dereg)
+ * @flags: must be 0
+ * @mr_id: the registration
+ * @__reserved: must be 0
+ *
+ * Drops a registration.  EBUSY while a collective in flight uses it;
+ * ENOENT: no such registration on this fd.
+ */
+struct collx_mr_dereg {
+	__u32 size;
+	__u32 flags;
+	__u32 mr_id;
+	__u32 __reserved;
+};
+
+#define COLLX_IOC_MR_DEREG	_IO(COLLX_TYPE, COLLX_CMD_MR_DEREG)
+
+/**
+ * enum collx_coll - collective operation
+ * @COLLX_COLL_ALLREDUCE: every rank ends with the reduction of all ranks'
+ *	send buffers
+ */
+enum collx_coll {
+	COLLX_COLL_ALLREDUCE = 0,
+};
+
+/**
+ * enum collx_phase - where a collective was when it ended
+ * @COLLX_PHASE_NONE: not started, or finished
+ * @COLLX_PHASE_CONNECT: connecting the communicator
+ * @COLLX_PHASE_REDUCE_SCATTER: ring reduce-scatter
+ * @COLLX_PHASE_ALLGATHER: ring all-gather
+ */
+enum collx_phase {
+	COLLX_PHASE_NONE = 0,
+	COLLX_PHASE_CONNECT = 1,
+	COLLX_PHASE_REDUCE_SCATTER = 2,
+	COLLX_PHASE_ALLGATHER = 3,
+};
+
+/**
+ * struct collx_submit - COLLX_IOC_SUBMIT
+ * @size: sizeof(struct collx_submit)
+ * @flags: must be 0
+ * @comm_id: the communicator
+ * @coll: enum collx_coll
+ * @dtype: enum collx_dtype
+ * @redop: enum collx_redop
+ * @root: root rank of rooted collectives; must be 0 for the others
+ * @__reserved: must be 0
+ * @count: elements per rank, non-zero; count times the element size must
+ *	fit the address space
+ * @sendbuf: user pointer to the input; equal to @recvbuf for in-place
+ * @recvbuf: user pointer to the output
+ * @op_id: out, the collective's id, unique on this fd
+ *
+ * Queues a collective and returns at once.  Every rank of the
+ * communicator must submit the same collectives in the same order.  The
+ * collective completes through read()/poll() or COLLX_IOC_WAIT.  Buffers
+ * inside a registration are used in place; others are bounced (their pages
+ * are pinned for the collective's lifetime).  Errors: ENOENT (no such
+ * communicator), EPIPE (the communicator is in its error state: destroy
+ * it), EOPNOTSUPP (coll, dtype or redop unknown), EFAULT (a buffer is not
+ * mapped as needed).
+ */
+struct collx_submit {
+	__u32 size;
+	__u32 flags;
+	__u32 comm_id;
+	__u32 coll;
+	__u32 dtype;
+	__u32 redop;
+	__u32 root;
+	__u32 __reserved;
+	__aligned_u64 count;
+	__aligned_u64 sendbuf;
+	__aligned_u64 recvbuf;
+	__aligned_u64 op_id;
+};
+
+#define COLLX_IOC_SUBMIT	_IO(COLLX_TYPE, COLLX_CMD_SUBMIT)
+
+/**
+ * struct collx_completion - how a collective ended; read() returns these
+ * @op_id: the collective
+ * @comm_id: its communicator
+ * @status: 0, or a negative errno: -ETIMEDOUT (no progress within the
+ *	communicator's timeout), -ECONNRESET (a peer disconnected or its
+ *	QP failed), -ENODEV (the RDMA device went away), -ECANCELED (the
+ *	communicator was destroyed), -EIO (a protocol error)
+ * @failed_rank: the peer that timed out or failed, else COLLX_RANK_NONE
+ * @phase: enum collx_phase the collective was in when it ended
+ * @step: ring step within @phase (0-based) when it ended
+ * @__reserved: 0
+ * @bytes: bytes of this rank's output buffer
+ * @start_ns: CLOCK_MONOTONIC time the collective started moving data
+ * @end_ns: CLOCK_MONOTONIC time it ended
+ * @__reserved2: 0
+ *
+ * read() on the fd returns whole records (a short buffer gets EINVAL),
+ * blocks unless O_NONBLOCK (EAGAIN), and poll() reports EPOLLIN while one
+ * is queued.  A collective's record is returned once: by read() or by
+ * COLLX_IOC_WAIT, whichever comes first.
+ */
+struct collx_completion {
+	__aligned_u64 op_id;
+	__u32 comm_id;
+	__s32 status;
+	__u32 failed_rank;
+	__u32 phase;
+	__u32 step;
+	__u32 __reserved;
+	__aligned_u64 bytes;
+	__aligned_u64 start_ns;
+	__aligned_u64 end_ns;
+	__aligned_u64 __reserved2;
+};
+
+/* COLLX_IOC_WAIT timeout_ms that never expires. */
+#define COLLX_WAIT_FOREVER	0xffffffffU
+
+/**
+ * struct collx_wait - COLLX_IOC_WAIT
+ * @size: sizeof(struct collx_wait)
+ * @flags: must be 0
+ * @op_id: the collective to wait for
+ * @timeout_ms: how long to block; 0 only tests, COLLX_WAIT_FOREVER has no
+ *	bound (the communicator's own timeout still ends the collective)
+ * @__reserved: must be 0
+ * @completion: out, the collective's record when it has ended
+ *
+ * Returns 0 with @completion filled once the collective has ended (its
+ * own outcome is in @completion.status).  Errors: EAGAIN (still running
+ * after @timeout_ms), ENOENT (unknown id, or its record was already
+ * read), EINTR (a signal).
+ */
+struct collx_wait {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 op_id;
+	__u32 timeout_ms;
+	__u32 __reserved;
+	struct collx_completion completion;
+};
+
+#define COLLX_IOC_WAIT		_IO(COLLX_TYPE, COLLX_CMD_WAIT)
 
 #endif /* _UAPI_LINUX_COLLX_H */

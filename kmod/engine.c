@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collx: the engine, driving each comm's collectives from completions.
+ *
+ * Ring allreduce: reduce-scatter then all-gather, each of n - 1 steps
+ * (kmod/core/sched.c says which chunk moves at each step).  Every chunk
+ * is cut into slices of one staging slot; a "unit" is one slice of one
+ * step, numbered step * nslices + slice, and every rank sends and receives
+ * units in that order.  A unit can be sent once the unit it forwards (the
+ * same slice one step earlier) has arrived and been reduced, and once the
+ * successor has a free slot (a credit).  So slices of different steps
+ * travel the ring at once: the pipeline.
+ *
+ * All engine state is touched only here, under comm->lock, from the
+ * comm's work item; CQ handlers only count and kick it.  No user thread
+ * and no syscall is needed for progress.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jiffies.h>
+#include <linux/seq_file.h>
+#include <linux/sched.h>
+
+#include "collx_loc.h"
+#include "core/reduce.h"
+#include "core/sched.h"
+#include "trace.h"
+#include "wire.h"
+
+/**
+ * struct collx_unit - where one unit's elements are
+ * @step: ring step
+ * @slice: slice within the chunk
+ * @phase: enum collx_phase
+ * @reduce: reduce into the output (else copy)
+ * @last_rs: the last reduce-scatter step: the chunk is now complete
+ * @off: first element
+ * @len: elements (0: nothing to move)
+ */
+struct collx_unit {
+	u32 step;
+	u32 slice;
+	u32 phase;
+	bool reduce;
+	bool last_rs;
+	u64 off;
+	u64 len;
+};
+
+static void collx_unit_get(const struct collx_op *op, u32 unit, bool send,
+			   struct collx_unit *u)
+{
+	const struct collx_comm *comm = op->comm;
+	struct collx_ring_step st;
+	struct collx_range seg, sl;
+
+	u->step = unit / op->nslices;
+	u->slice = unit % op->nslices;
+	u->phase = u->step < comm->nranks - 1 ? COLLX_PHASE_REDUCE_SCATTER :
+						COLLX_PHASE_ALLGATHER;
+	u->last_rs = u->step == comm->nranks - 2;
+	u->off = 0;
+	u->len = 0;
+	if (collx_ring_step(COLLX_RING_ALLREDUCE, comm->nranks, comm->rank,
+			    u->step, &st))
+		return;
+	u->reduce = st.reduce;
+	if (collx_split(op->count, comm->nranks,
+			send ? st.send_chunk : st.recv_chunk, &seg))
+		return;
+	if (collx_slice(seg.len, op->slice_elems, u->slice, &sl))
+		return;
+	u->off = seg.off + sl.off;
+	u->len = sl.len;
+}
+
+/* The step and phase an op is stuck at, for its completion record. */
+static void collx_op_where(const struct collx_op *op, u32 *phase, u32 *step)
+{
+	struct collx_unit u;
+
+	if (!op->started || !op->units) {
+		*phase = COLLX_PHASE_NONE;
+		*step = 0;
+		return;
+	}
+	collx_unit_get(op, min(op->recvd, op->units - 1), false, &u);
+	*phase = u.phase;
+	*step = u.phase == COLLX_PHASE_REDUCE_SCATTER ? u.step :
+		u.step - (op->comm->nranks - 1);
+}
+
+static void collx_engine_start(struct collx_comm *comm, struct collx_op *op)
+{
+	u64 bytes = op->count * op->esize;
+	struct collx_range seg0;
+
+	op->started = true;
+	op->seq = comm->op_seq++;
+	op->cmpl.start_ns = ktime_get_ns();
+	if (!op->inplace)
+		memcpy(op->recv.kva, op->send.kva, bytes);
+	op->slice_elems = collx_slice_elems((u64)collx_slot_kib * 1024,
+					    op->esize);
+	collx_split(op->count, comm->nranks, 0, &seg0);
+	op->nslices = collx_nslices(seg0.len, op->slice_elems);
+	op->units = 2 * (comm->nranks - 1) * op->nslices;
+	comm->progress_jiffies = jiffies;
+	trace_op_start(comm->id, op->id, bytes);
+	mod_delayed_work(collx_wq, &comm->timeout_work,
+			 msecs_to_jiffies(comm->timeout_ms));
+}
+
+/* Consume the chunks that arrived from the predecessor, in order. */
+static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op)
+{
+	struct collx_peer *prev = &comm->prev;
+	u32 size = 2 * collx_nslots, slot;
+	struct collx_arrival arr;
+	struct collx_unit u;
+	void *src, *dst;
+	int ret;
+
+	while (op->recvd < op->units) {
+		collx_unit_get(op, op->recvd, false, &u);
+		if (!u.len) {
+			op->recvd++;
+			continue;
+		}
+		spin_lock_irq(&prev->lock);
+		if (prev->arr_head == prev->arr_tail) {
+			spin_unlock_irq(&prev->lock);
+			return 0;
+		}
+		arr = prev->arrivals[prev->arr_head % size];
+		prev->arr_head++;
+		spin_unlock_irq(&prev->lock);
+
+		slot = prev->consumed % collx_nslots;
+		if (arr.imm != collx_wire_imm(op->seq, op->recvd) ||
+		    arr.bytes != u.len * op->esize) {
+			pr_warn("comm %u: op %llu: rank %u sent chunk %#x of %u bytes, expected %#x of %llu\n",
+				comm->id, op->id, prev->rank, arr.imm,
+				arr.bytes, collx_wire_imm(op->seq, op->recvd),
+				u.len * op->esize);
+			return -EPROTO;
+		}
+		src = prev->staging.kva + (size_t)slot * collx_slot_kib * 1024;
+		dst = op->recv.kva + u.off * op->esize;
+		if (u.reduce) {
+			ret = collx_reduce(dst, src, u.len, op->dtype,
+					   op->redop);
+			if (ret)
+				return ret;
+			if (u.last_rs && op->redop == COLLX_OP_AVG)
+				collx_reduce_scale_avg(dst, u.len, op->dtype,
+						       comm->nranks);
+		} else {
+			memcpy(dst, src, u.len * op->esize);
+		}
+		prev->consumed++;
+		ret = collx_peer_post_credit(prev, slot);
+		if (ret)
+			return -ECONNRESET;
+		trace_chunk_done(comm->id, op->id, prev->rank, u.phase, u.step,
+				 u.slice, arr.bytes);
+		op->recvd++;
+		comm->progress_jiffies = jiffies;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Send what the successor has room for and what is ready to go. */
+static int collx_engine_send(struct collx_comm *comm, struct collx_op *op)
+{
+	struct collx_peer *next = &comm->next;
+	struct collx_unit u;
+	u32 slot, bytes;
+	int ret;
+
+	while (op->sent < op->units) {
+		/* It forwards the unit one step back: has that arrived? */
+		if (op->sent >= op->nslices &&
+		    op->recvd <= op->sent - op->nslices)
+			return 0;
+		collx_unit_get(op, op->sent, true, &u);
+		if (!u.len) {
+			op->sent++;
+			continue;
+		}
+		spin_lock_irq(&next->lock);
+		if (!next->credits) {
+			spin_unlock_irq(&next->lock);
+			return 0;
+		}
+		next->credits--;
+		slot = next->posted % collx_nslots;
+		spin_unlock_irq(&next->lock);
+
+		bytes = u.len * op->esize;
+		memcpy(next->staging.kva + (size_t)slot * collx_slot_kib * 1024,
+		       op->recv.kva + u.off * op->esize, bytes);
+		ret = collx_peer_post_write(next, slot, bytes,
+					    collx_wire_imm(op->seq, op->sent));
+		if (ret)
+			return -ECONNRESET;
+		atomic64_add(bytes, &collx_stats.bytes_written);
+		trace_chunk_post(comm->id, op->id, next->rank, u.phase, u.step,
+				 u.slice, bytes);
+		op->sent++;
+		comm->progress_jiffies = jiffies;
+	}
+	return 0;
+}
+
+static bool collx_engine_writes_done(struct collx_comm *comm)
+{
+	struct collx_peer *next = &comm->next;
+	bool done;
+
+	spin_lock_irq(&next->lock);
+	done = next->write_done == next->posted;
+	spin_unlock_irq(&next->lock);
+	return done;
+}
+
+/**
+ * collx_engine_fail_ops() - complete every pending op with an error
+ * @comm: the failed communicator, with @comm->lock held
+ * @err: negative errno
+ * @rank: peer to blame, or COLLX_RANK_NONE
+ *
+ * Context: process context.
+ */
+void collx_engine_fail_ops(struct collx_comm *comm, int err, u32 rank)
+{
+	struct collx_op *op, *tmp;
+	u32 phase, step;
+
+	list_for_each_entry_safe(op, tmp, &comm->ops, entry) {
+		collx_op_where(op, &phase, &step);
+		trace_comm_error(comm->id, op->id, rank, phase, err);
+		collx_op_complete(op, err, rank, phase, step);
+	}
+	comm->nops = 0;
+}
+
+static void collx_engine_progress(struct collx_comm *comm)
+{
+	struct collx_op *op;
+	int ret;
+
+	while ((op = list_first_entry_or_null(&comm->ops, struct collx_op,
+					      entry))) {
+		if (!op->started)
+			collx_engine_start(comm, op);
+		ret = collx_engine_recv(comm, op);
+		if (!ret)
+			ret = collx_engine_send(comm, op);
+		if (!ret)
+			ret = collx_engine_recv(comm, op);
+		if (ret) {
+			collx_comm_fail(comm, ret, ret == -EPROTO ?
+					comm->prev.rank : COLLX_RANK_NONE);
+			return;
+		}
+		if (op->recvd < op->units || op->sent < op->units ||
+		    !collx_engine_writes_done(comm))
+			return;
+		comm->nops--;
+		collx_op_complete(op, 0, COLLX_RANK_NONE, COLLX_PHASE_NONE, 0);
+		if (list_empty(&comm->ops))
+			cancel_delayed_work(&comm->timeout_work);
+	}
+}
+
+/**
+ * collx_engine_work() - run a communicator's collectives as far as they go
+ * @work: the comm's work
+ *
+ * Context: collx_wq.
+ */
+void collx_engine_work(struct work_struct *work)
+{
+	struct collx_comm *comm = container_of(work, struct collx_comm, work);
+	enum collx_comm_state state;
+
+	mutex_lock(&comm->lock);
+	spin_lock_irq(&comm->elock);
+	state = comm->state;
+	spin_unlock_irq(&comm->elock);
+	if (state == COLLX_COMM_READY)
+		collx_engine_progress(comm);
+	spin_lock_irq(&comm->elock);
+	state = comm->state;
+	spin_unlock_irq(&comm->elock);
+	if (state == COLLX_COMM_ERROR && !list_empty(&comm->ops))
+		collx_engine_fail_ops(comm, comm->err, comm->failed_rank);
+	mutex_unlock(&comm->lock);
+
+	if (state == COLLX_COMM_ERROR) {
+		/* Tell the neighbours now rather than at their timeout. */
+		collx_peer_disconnect(&comm->next);
+		collx_peer_disconnect(&comm->prev);
+	}
+}
+
+/**
+ * collx_engine_timeout() - fail the running op if it stopped progressing
+ * @work: the comm's timeout_work
+ *
+ * Blames the predecessor when the op waits for data, the successor when
+ * it waits for room (credits) or for its writes to complete.
+ *
+ * Context: collx_wq.
+ */
+void collx_engine_timeout(struct work_struct *work)
+{
+	struct collx_comm *comm = container_of(to_delayed_work(work),
+					       struct collx_comm, timeout_work);
+	unsigned long limit = msecs_to_jiffies(comm->timeout_ms);
+	struct collx_op *op;
+	u32 rank;
+
+	mutex_lock(&comm->lock);
+	op = list_first_entry_or_null(&comm->ops, struct collx_op, entry);
+	if (!op || !op->started || comm->state != COLLX_COMM_READY) {
+		mutex_unlock(&comm->lock);
+		return;
+	}
+	if (time_before(jiffies, comm->progress_jiffies + limit)) {
+		mod_delayed_work(collx_wq, &comm->timeout_work,
+				 comm->progress_jiffies + limit - jiffies);
+		mutex_unlock(&comm->lock);
+		return;
+	}
+	rank = op->recvd < op->units ? comm->prev.rank : comm->next.rank;
+	mutex_unlock(&comm->lock);
+	pr_warn("comm %u: op %llu made no progress for %u ms; waiting for rank %u\n",
+		comm->id, op->id, comm->timeout_ms, rank);
+	collx_comm_fail(comm, -ETIMEDOUT, rank);
+}
+
+static const char *collx_comm_state_name(enum collx_comm_state state)
+{
+	static const char * const names[] = {
+		[COLLX_COMM_CONNECTING] = "connecting",
+		[COLLX_COMM_READY] = "ready",
+		[COLLX_COMM_ERROR] = "error",
+		[COLLX_COMM_DEAD] = "dead",
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "?";
+}
+
+static void collx_describe_peer(struct seq_file *m, struct collx_peer *peer)
+{
+	spin_lock_irq(&peer->lock);
+	if (peer->outgoing)
+		seq_printf(m, "next rank %u: %s, attempts %u, credits %u/%u, writes posted %llu done %llu\n",
+			   peer->rank, collx_peer_state_name(peer->state),
+			   peer->attempts, peer->credits, collx_nslots,
+			   peer->posted, peer->write_done);
+	else
+		seq_printf(m, "prev rank %u: %s, chunks arrived %llu consumed %llu\n",
+			   peer->rank, collx_peer_state_name(peer->state),
+			   peer->consumed + (peer->arr_tail - peer->arr_head),
+			   peer->consumed);
+	spin_unlock_irq(&peer->lock);
+}
+
+/**
+ * collx_engine_describe() - the debugfs view of a communicator
+ * @comm: the communicator
+ * @m: where to print
+ *
+ * For the running op: how far it got per peer and which peer it waits
+ * for, the answer to "which rank is stuck".
+ *
+ * Context: process context; takes @comm->lock.
+ */
+void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
+{
+	struct collx_op *op;
+	u32 phase, step, i = 0;
+
+	mutex_lock(&comm->lock);
+	seq_printf(m, "comm %u key %#llx rank %u/%u state %s timeout %u ms device %s\n",
+		   comm->id, comm->key, comm->rank, comm->nranks,
+		   collx_comm_state_name(comm->state), comm->timeout_ms,
+		   comm->dev ? dev_name(&comm->dev->ibdev->dev) : "-");
+	if (comm->state == COLLX_COMM_ERROR)
+		seq_printf(m, "error %d, rank %d\n", comm->err,
+			   (int)comm->failed_rank);
+	if (comm->nranks > 1) {
+		collx_describe_peer(m, &comm->next);
+		collx_describe_peer(m, &comm->prev);
+	}
+	seq_printf(m, "ops started %llu, queued %u\n", comm->op_seq, comm->nops);
+	list_for_each_entry(op, &comm->ops, entry) {
+		if (!op->started) {
+			i++;
+			continue;
+		}
+		collx_op_where(op, &phase, &step);
+		seq_printf(m, "op %llu allreduce dtype %u redop %u count %llu: %s step %u, units sent %u/%u received %u/%u, ",
+			   op->id, op->dtype, op->redop, op->count,
+			   phase == COLLX_PHASE_REDUCE_SCATTER ?
+			   "reduce-scatter" : "all-gather", step,
+			   op->sent, op->units, op->recvd, op->units);
+		if (op->recvd < op->units)
+			seq_printf(m, "waiting for rank %u (data) since %u ms\n",
+				   comm->prev.rank,
+				   jiffies_to_msecs(jiffies - comm->progress_jiffies));
+		else
+			seq_printf(m, "waiting for rank %u (credits/acks) since %u ms\n",
+				   comm->next.rank,
+				   jiffies_to_msecs(jiffies - comm->progress_jiffies));
+	}
+	mutex_unlock(&comm->lock);
+}

@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collx: one RC connection to a neighbour rank.
+ *
+ * Each connection has a staging area of collx_nslots slots registered with
+ * fast registration (FRWR): on the outgoing side chunks are copied there
+ * and RDMA-written, with immediate data, into the neighbour's staging
+ * area; on the incoming side the neighbour writes into it.  Flow control
+ * is by credits: the receiver returns a slot with a zero-length SEND
+ * carrying the slot number once it has consumed the chunk.  Once the RC
+ * connection is up, the incoming side registers its area and SENDs a
+ * READY message with the address and rkey.
+ *
+ * CQ and CM handlers never sleep on the engine: they update counters under
+ * @peer->lock and kick the comm's work.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "collx_loc.h"
+#include "wire.h"
+
+const char *collx_peer_state_name(enum collx_peer_state state)
+{
+	static const char * const names[] = {
+		[COLLX_PEER_IDLE] = "idle",
+		[COLLX_PEER_CONNECTING] = "connecting",
+		[COLLX_PEER_HANDSHAKE] = "handshake",
+		[COLLX_PEER_READY] = "ready",
+		[COLLX_PEER_FAILED] = "failed",
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "?";
+}
+
+/**
+ * collx_peer_set_state() - move a connection to a new state
+ * @peer: the connection
+ * @state: its new state
+ * @err: the error for COLLX_PEER_FAILED (kept if one is already recorded)
+ *
+ * Wakes COLLX_IOC_COMM_CREATE, which waits for the comm's connections.
+ *
+ * Context: any; takes @peer->lock.
+ */
+void collx_peer_set_state(struct collx_peer *peer, enum collx_peer_state state,
+			  int err)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	peer->state = state;
+	if (err && !peer->err)
+		peer->err = err;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	wake_up_all(&peer->comm->connected);
+}
+
+/* A completion or event that breaks the connection fails the comm. */
+static void collx_peer_broken(struct collx_peer *peer, int err)
+{
+	struct collx_comm *comm = peer->comm;
+	unsigned long flags;
+	bool closing;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	closing = peer->closing;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	if (closing)
+		return;
+	collx_peer_set_state(peer, COLLX_PEER_FAILED, err);
+	collx_comm_fail(comm, err, peer->rank);
+}
+
+static int collx_peer_post_recv(struct collx_peer *peer, u32 idx)
+{
+	struct ib_sge sge = {
+		.addr = peer->ctrl_dma + (u64)idx * COLLX_CTRL_SIZE,
+		.length = COLLX_CTRL_SIZE,
+		.lkey = peer->comm->dev->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &peer->recvs[idx].cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(peer->qp, &wr, NULL);
+}
+
+static void collx_peer_recv_ready(struct collx_peer *peer, u32 idx, u32 len)
+{
+	struct ib_device *ibdev = peer->comm->dev->ibdev;
+	const struct collx_wire_ready *msg;
+	u64 off = (u64)idx * COLLX_CTRL_SIZE;
+	unsigned long flags;
+
+	ib_dma_sync_single_for_cpu(ibdev, peer->ctrl_dma + off, COLLX_CTRL_SIZE,
+				   DMA_BIDIRECTIONAL);
+	msg = peer->ctrl + off;
+	if (len < sizeof(*msg) || be32_to_cpu(msg->magic) != COLLX_WIRE_MAGIC ||
+	    be32_to_cpu(msg->nslots) != collx_nslots ||
+	    be32_to_cpu(msg->slot_bytes) != collx_slot_kib * 1024) {
+		pr_warn("comm %u: rank %u sent a READY this module does not understand (slot_kib and nslots must match on every node)\n",
+			peer->comm->id, peer->rank);
+		collx_peer_broken(peer, -EPROTO);
+		return;
+	}
+	spin_lock_irqsave(&peer->lock, flags);
+	peer->remote_iova = be64_to_cpu(msg->iova);
+	peer->remote_rkey = be32_to_cpu(msg->rkey);
+	peer->credits = collx_nslots;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	collx_peer_set_state(peer, COLLX_PEER_READY, 0);
+	queue_work(collx_wq, &peer->comm->work);
+}
+
+static void collx_peer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct collx_recv *rv = container_of(wc->wr_cqe, struct collx_recv, cqe);
+	struct collx_peer *peer = rv->peer;
+	unsigned long flags;
+	bool kick = false;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn("comm %u: receive from rank %u failed: %s\n",
+				peer->comm->id, peer->rank,
+				ib_wc_status_msg(wc->status));
+		collx_peer_broken(peer, -ECONNRESET);
+		return;
+	}
+
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM && !peer->outgoing) {
+		/* A chunk landed in our staging area. */
+		u32 size = 2 * collx_nslots;
+
+		spin_lock_irqsave(&peer->lock, flags);
+		if (peer->arr_tail - peer->arr_head >= size) {
+			spin_unlock_irqrestore(&peer->lock, flags);
+			collx_peer_broken(peer, -EPROTO);
+			return;
+		}
+		peer->arrivals[peer->arr_tail % size].imm =
+			be32_to_cpu(wc->ex.imm_data);
+		peer->arrivals[peer->arr_tail % size].bytes = wc->byte_len;
+		peer->arr_tail++;
+		spin_unlock_irqrestore(&peer->lock, flags);
+		kick = true;
+	} else if (wc->opcode == IB_WC_RECV && peer->outgoing &&
+		   (wc->wc_flags & IB_WC_WITH_IMM)) {
+		/* A credit: the neighbour consumed a slot. */
+		spin_lock_irqsave(&peer->lock, flags);
+		peer->credits++;
+		spin_unlock_irqrestore(&peer->lock, flags);
+		kick = true;
+	} else if (wc->opcode == IB_WC_RECV && peer->outgoing) {
+		collx_peer_recv_ready(peer, rv->idx, wc->byte_len);
+	} else {
+		collx_peer_broken(peer, -EPROTO);
+		return;
+	}
+
+	if (collx_peer_post_recv(peer, rv->idx))
+		collx_peer_broken(peer, -ECONNRESET);
+	else if (kick)
+		queue_work(collx_wq, &peer->comm->work);
+}
+
+static void collx_peer_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
+					       send_cqe);
+	unsigned long flags;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn("comm %u: send to rank %u failed: %s\n",
+				peer->comm->id, peer->rank,
+				ib_wc_status_msg(wc->status));
+		collx_peer_broken(peer, -ECONNRESET);
+		return;
+	}
+	if (wc->opcode == IB_WC_RDMA_WRITE) {
+		spin_lock_irqsave(&peer->lock, flags);
+		peer->write_done++;
+		spin_unlock_irqrestore(&peer->lock, flags);
+		queue_work(collx_wq, &peer->comm->work);
+	}
+}
+
+static void collx_staging_free(struct ib_device *ibdev,
+			       struct collx_staging *st)
+{
+	unsigned int i;
+
+	if (st->mr)
+		ib_dereg_mr(st->mr);
+	if (st->sgt.nents)
+		ib_dma_unmap_sgtable_attrs(ibdev, &st->sgt, DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&st->sgt);
+	if (st->kva)
+		vunmap(st->kva);
+	for (i = 0; st->pages && i < st->npages; i++)
+		if (st->pages[i])
+			__free_page(st->pages[i]);
+	kvfree(st->pages);
+	memset(st, 0, sizeof(*st));
+}
+
+static int collx_staging_alloc(struct ib_device *ibdev, struct ib_pd *pd,
+			       struct collx_staging *st)
+{
+	unsigned int i;
+	int ret, n;
+
+	st->bytes = (size_t)collx_slot_kib * 1024 * collx_nslots;
+	st->npages = DIV_ROUND_UP(st->bytes, PAGE_SIZE);
+	if (st->npages > ibdev->attrs.max_fast_reg_page_list_len)
+		return -EINVAL;
+	st->pages = kvcalloc(st->npages, sizeof(*st->pages), GFP_KERNEL);
+	if (!st->pages)
+		return -ENOMEM;
+	for (i = 0; i < st->npages; i++) {
+		st->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!st->pages[i]) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+	}
+	st->kva = vmap(st->pages, st->npages, VM_MAP, PAGE_KERNEL);
+	if (!st->kva) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = sg_alloc_table_from_pages(&st->sgt, st->pages, st->npages, 0,
+					st->bytes, GFP_KERNEL);
+	if (ret)
+		goto out_free;
+	ret = ib_dma_map_sgtable_attrs(ibdev, &st->sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret) {
+		st->sgt.nents = 0;
+		goto out_free;
+	}
+	st->mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, st->npages);
+	if (IS_ERR(st->mr)) {
+		ret = PTR_ERR(st->mr);
+		st->mr = NULL;
+		goto out_free;
+	}
+	n = ib_map_mr_sg(st->mr, st->sgt.sgl, st->sgt.nents, NULL, PAGE_SIZE);
+	if (n != st->sgt.nents) {
+		ret = n < 0 ? n : -EINVAL;
+		goto out_free;
+	}
+	return 0;
+
+out_free:
+	collx_staging_free(ibdev, st);
+	return ret;
+}
+
+/**
+ * collx_peer_init() - prepare an unconnected connection
+ * @peer: the connection
+ * @comm: its communicator
+ * @rank: the remote rank
+ * @outgoing: true for the connection this rank makes (to @rank = next)
+ *
+ * Context: process context.
+ */
+void collx_peer_init(struct collx_peer *peer, struct collx_comm *comm,
+		     u32 rank, bool outgoing)
+{
+	peer->comm = comm;
+	peer->rank = rank;
+	peer->outgoing = outgoing;
+	peer->state = COLLX_PEER_IDLE;
+	spin_lock_init(&peer->lock);
+	mutex_init(&peer->mutex);
+	peer->send_cqe.done = collx_peer_send_done;
+	INIT_DELAYED_WORK(&peer->retry_work, collx_cm_retry_work);
+}
+
+/**
+ * collx_peer_setup() - create the QP and buffers of a connection
+ * @peer: the connection, with @peer->mutex held
+ * @cm_id: its rdma_cm id, resolved to a device
+ *
+ * Binds the comm to @cm_id's device, takes a CQ from its pool, creates
+ * the RC QP, the staging area and the control buffers, and posts the
+ * receives.  On failure everything made is released again.
+ *
+ * Context: process context (an rdma_cm handler).
+ * Return: 0 or a negative errno.
+ */
+int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
+{
+	struct collx_comm *comm = peer->comm;
+	struct ib_qp_init_attr qp_attr = {};
+	struct ib_device *ibdev = cm_id->device;
+	size_t ctrl_bytes;
+	u32 i, nsend;
+	int ret;
+
+	ret = collx_device_bind(comm, ibdev);
+	if (ret)
+		return ret;
+
+	peer->cm_id = cm_id;
+	peer->nrecv = 2 * collx_nslots + 2;
+	nsend = 2 * collx_nslots + 8;
+	peer->cq_size = peer->nrecv + nsend + 2;
+	peer->cq = ib_cq_pool_get(ibdev, peer->cq_size, -1, IB_POLL_WORKQUEUE);
+	if (IS_ERR(peer->cq)) {
+		ret = PTR_ERR(peer->cq);
+		peer->cq = NULL;
+		goto out_release;
+	}
+
+	qp_attr.event_handler = NULL;
+	qp_attr.qp_context = peer;
+	qp_attr.send_cq = peer->cq;
+	qp_attr.recv_cq = peer->cq;
+	qp_attr.cap.max_send_wr = nsend;
+	qp_attr.cap.max_recv_wr = peer->nrecv + 1;
+	qp_attr.cap.max_send_sge = 1;
+	qp_attr.cap.max_recv_sge = 1;
+	qp_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qp_attr.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(cm_id, comm->dev->pd, &qp_attr);
+	if (ret)
+		goto out_release;
+	peer->qp = cm_id->qp;
+
+	ret = collx_staging_alloc(ibdev, comm->dev->pd, &peer->staging);
+	if (ret)
+		goto out_release;
+
+	ctrl_bytes = (size_t)(peer->nrecv + 1) * COLLX_CTRL_SIZE;
+	peer->ctrl = kzalloc(ctrl_bytes, GFP_KERNEL);
+	peer->recvs = kcalloc(peer->nrecv, sizeof(*peer->recvs), GFP_KERNEL);
+	peer->arrivals = kcalloc(2 * collx_nslots, sizeof(*peer->arrivals),
+				 GFP_KERNEL);
+	if (!peer->ctrl || !peer->recvs || !peer->arrivals) {
+		ret = -ENOMEM;
+		goto out_release;
+	}
+	peer->ctrl_dma = ib_dma_map_single(ibdev, peer->ctrl, ctrl_bytes,
+					   DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ibdev, peer->ctrl_dma)) {
+		peer->ctrl_dma = 0;
+		ret = -ENOMEM;
+		goto out_release;
+	}
+	peer->ctrl_mapped = true;
+
+	for (i = 0; i < peer->nrecv; i++) {
+		peer->recvs[i].cqe.done = collx_peer_recv_done;
+		peer->recvs[i].peer = peer;
+		peer->recvs[i].idx = i;
+		ret = collx_peer_post_recv(peer, i);
+		if (ret)
+			goto out_release;
+	}
+	return 0;
+
+out_release:
+	collx_peer_release_rdma(peer, false);
+	return ret;
+}
+
+/**
+ * collx_peer_post_reg() - post the fast registration of the staging area
+ * @peer: a connected connection, with @peer->mutex held
+ *
+ * The incoming side grants the neighbour remote write; the outgoing side
+ * needs local access only.  Later work requests on the QP are ordered
+ * after it.
+ *
+ * Context: any.
+ * Return: 0 or the errno of ib_post_send().
+ */
+int collx_peer_post_reg(struct collx_peer *peer)
+{
+	struct ib_reg_wr wr = {
+		.wr = {
+			.opcode = IB_WR_REG_MR,
+			.wr_cqe = &peer->send_cqe,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.mr = peer->staging.mr,
+		.key = peer->staging.mr->rkey,
+		.access = IB_ACCESS_LOCAL_WRITE |
+			  (peer->outgoing ? 0 : IB_ACCESS_REMOTE_WRITE),
+	};
+
+	return ib_post_send(peer->qp, &wr.wr, NULL);
+}
+
+/**
+ * collx_peer_send_ready() - tell the neighbour where to write
+ * @peer: the incoming connection, registered, with @peer->mutex held
+ *
+ * Context: any.
+ * Return: 0 or the errno of ib_post_send().
+ */
+int collx_peer_send_ready(struct collx_peer *peer)
+{
+	struct collx_wire_ready *msg = peer->ctrl +
+				       peer->nrecv * COLLX_CTRL_SIZE;
+	struct ib_device *ibdev = peer->comm->dev->ibdev;
+	u64 off = (u64)peer->nrecv * COLLX_CTRL_SIZE;
+	struct ib_sge sge = {
+		.addr = peer->ctrl_dma + off,
+		.length = sizeof(*msg),
+		.lkey = peer->comm->dev->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_SEND,
+		.wr_cqe = &peer->send_cqe,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	msg->magic = cpu_to_be32(COLLX_WIRE_MAGIC);
+	msg->nslots = cpu_to_be32(collx_nslots);
+	msg->slot_bytes = cpu_to_be32(collx_slot_kib * 1024);
+	msg->rkey = cpu_to_be32(peer->staging.mr->rkey);
+	msg->iova = cpu_to_be64(peer->staging.mr->iova);
+	ib_dma_sync_single_for_device(ibdev, sge.addr, COLLX_CTRL_SIZE,
+				      DMA_BIDIRECTIONAL);
+	return ib_post_send(peer->qp, &wr, NULL);
+}
+
+/**
+ * collx_peer_post_credit() - give a consumed staging slot back
+ * @peer: the incoming connection
+ * @slot: the slot
+ *
+ * Context: any; takes @peer->lock.
+ * Return: 0, -ECONNRESET if the connection is closing, or the errno of
+ * ib_post_send().
+ */
+int collx_peer_post_credit(struct collx_peer *peer, u32 slot)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_SEND_WITH_IMM,
+		.wr_cqe = &peer->send_cqe,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.imm_data = cpu_to_be32(slot),
+	};
+	unsigned long flags;
+	int ret = -ECONNRESET;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	if (!peer->closing && peer->qp)
+		ret = ib_post_send(peer->qp, &wr, NULL);
+	spin_unlock_irqrestore(&peer->lock, flags);
+	return ret;
+}
+
+/**
+ * collx_peer_post_write() - write a staged chunk into the neighbour's slot
+ * @peer: the outgoing connection
+ * @slot: staging slot, the same on both sides
+ * @bytes: chunk length
+ * @imm: immediate data identifying the chunk
+ *
+ * Context: any; takes @peer->lock.
+ * Return: 0, -ECONNRESET if the connection is closing, or the errno of
+ * ib_post_send().
+ */
+int collx_peer_post_write(struct collx_peer *peer, u32 slot, u32 bytes,
+			  u32 imm)
+{
+	u64 off = (u64)slot * collx_slot_kib * 1024;
+	struct ib_sge sge = {
+		.addr = peer->staging.mr->iova + off,
+		.length = bytes,
+		.lkey = peer->staging.mr->lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+			.wr_cqe = &peer->send_cqe,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.ex.imm_data = cpu_to_be32(imm),
+		},
+	};
+	unsigned long flags;
+	int ret = -ECONNRESET;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	wr.remote_addr = peer->remote_iova + off;
+	wr.rkey = peer->remote_rkey;
+	if (!peer->closing && peer->qp) {
+		ret = ib_post_send(peer->qp, &wr.wr, NULL);
+		if (!ret)
+			peer->posted++;
+	}
+	spin_unlock_irqrestore(&peer->lock, flags);
+	return ret;
+}
+
+/**
+ * collx_peer_release_rdma() - free a connection's QP, CQ, buffers and id
+ * @peer: the connection, with @peer->mutex held unless @destroy_id
+ * @destroy_id: also destroy the rdma_cm id (not from its own handler)
+ *
+ * Drains the QP first, so no completion handler runs afterwards.
+ *
+ * Context: process context.
+ */
+void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id)
+{
+	struct ib_device *ibdev = peer->cm_id ? peer->cm_id->device : NULL;
+	unsigned long flags;
+
+	if (peer->qp) {
+		ib_drain_qp(peer->qp);
+		rdma_destroy_qp(peer->cm_id);
+		spin_lock_irqsave(&peer->lock, flags);
+		peer->qp = NULL;
+		spin_unlock_irqrestore(&peer->lock, flags);
+	}
+	if (peer->cq) {
+		ib_cq_pool_put(peer->cq, peer->cq_size);
+		peer->cq = NULL;
+	}
+	if (ibdev) {
+		collx_staging_free(ibdev, &peer->staging);
+		if (peer->ctrl_mapped)
+			ib_dma_unmap_single(ibdev, peer->ctrl_dma,
+					    (size_t)(peer->nrecv + 1) *
+					    COLLX_CTRL_SIZE, DMA_BIDIRECTIONAL);
+	}
+	peer->ctrl_mapped = false;
+	kfree(peer->ctrl);
+	peer->ctrl = NULL;
+	kfree(peer->recvs);
+	peer->recvs = NULL;
+	kfree(peer->arrivals);
+	peer->arrivals = NULL;
+	if (destroy_id && peer->cm_id)
+		rdma_destroy_id(peer->cm_id);
+	peer->cm_id = NULL;
+}
+
+/**
+ * collx_peer_disconnect() - tell the neighbour this connection is over
+ * @peer: the connection
+ *
+ * Its QP moves to error, so the neighbour learns at once instead of at its
+ * own timeout.
+ *
+ * Context: process context; takes @peer->mutex.
+ */
+void collx_peer_disconnect(struct collx_peer *peer)
+{
+	mutex_lock(&peer->mutex);
+	if (peer->cm_id && peer->qp)
+		rdma_disconnect(peer->cm_id);
+	mutex_unlock(&peer->mutex);
+}
+
+/**
+ * collx_peer_release() - close a connection for good
+ * @peer: the connection
+ *
+ * After this no handler touches @peer: CM handlers see @peer->closing,
+ * completion handlers have been drained, and the id is destroyed (which
+ * waits for a handler still running).
+ *
+ * Context: process context; not from an rdma_cm handler.
+ */
+void collx_peer_release(struct collx_peer *peer)
+{
+	struct rdma_cm_id *cm_id;
+	unsigned long flags;
+
+	cancel_delayed_work_sync(&peer->retry_work);
+	mutex_lock(&peer->mutex);
+	spin_lock_irqsave(&peer->lock, flags);
+	peer->closing = true;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	cm_id = peer->cm_id;
+	if (cm_id && peer->qp)
+		rdma_disconnect(cm_id);
+	collx_peer_release_rdma(peer, false);
+	mutex_unlock(&peer->mutex);
+	/* Outside the mutex: destroying waits for a handler that wants it. */
+	if (cm_id)
+		rdma_destroy_id(cm_id);
+	cancel_delayed_work_sync(&peer->retry_work);
+}
