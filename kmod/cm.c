@@ -157,7 +157,7 @@ static int collx_cm_outgoing_event(struct collx_peer *peer,
 			collx_peer_set_state(peer, COLLX_PEER_FAILED, ret);
 			return 0;
 		}
-		ret = rdma_connect(cm_id, &param);
+		ret = rdma_connect_locked(cm_id, &param);
 		if (ret) {
 			collx_peer_release_rdma(peer, false);
 			peer->cm_id = cm_id;

@@ -138,6 +138,7 @@ struct collx_arrival {
  * @lock: protects the counters the CQ and CM handlers update
  * @mutex: serialises the rdma_cm handlers with setup and release
  * @closing: the connection is being released; handlers leave it alone
+ * @draining: its QP is being drained; flushed completions are expected
  * @ctrl_mapped: @ctrl_dma is a live mapping
  */
 struct collx_peer {
@@ -170,6 +171,7 @@ struct collx_peer {
 	spinlock_t lock; /* see above */
 	struct mutex mutex; /* see above */
 	bool closing;
+	bool draining;
 	bool ctrl_mapped;
 };
 

@@ -67,8 +67,9 @@ static void collx_peer_broken(struct collx_peer *peer, int err)
 	bool closing;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	closing = peer->closing;
+	closing = peer->closing || peer->draining;
 	spin_unlock_irqrestore(&peer->lock, flags);
+	/* Flushes of a connection being released are expected. */
 	if (closing)
 		return;
 	collx_peer_set_state(peer, COLLX_PEER_FAILED, err);
@@ -524,10 +525,14 @@ void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id)
 	unsigned long flags;
 
 	if (peer->qp) {
+		spin_lock_irqsave(&peer->lock, flags);
+		peer->draining = true;
+		spin_unlock_irqrestore(&peer->lock, flags);
 		ib_drain_qp(peer->qp);
 		rdma_destroy_qp(peer->cm_id);
 		spin_lock_irqsave(&peer->lock, flags);
 		peer->qp = NULL;
+		peer->draining = false;
 		spin_unlock_irqrestore(&peer->lock, flags);
 	}
 	if (peer->cq) {

@@ -52,6 +52,15 @@ typedef s16 __attribute__((vector_size(16), __may_alias__))
 typedef u16 __attribute__((vector_size(16), __may_alias__))
 	__aligned(1) v8u16_u;
 
+/*
+ * Software prefetch this far ahead of both streams.  The hardware
+ * prefetchers alone leave DRAM-sized reductions 10-30% below a plain add
+ * loop (the heavier lanes keep fewer misses in flight); 2 KiB ahead closes
+ * the gap on the machines measured.  Prefetches never fault, so running
+ * past the end of a buffer is harmless.
+ */
+#define PFD	2048
+
 #define LD(VT, p)	(*(const VT##_u *)(p))
 #define ST(VT, p, v)	(*(VT##_u *)(p) = (v))
 
@@ -171,6 +180,8 @@ static void COLLX_AVX2 fn(void *dst, const void *src, size_t n)		\
 	VT a0, a1;							\
 									\
 	for (; i + 2 * w <= n; i += 2 * w) {				\
+		__builtin_prefetch(d + i * sizeof(T) + PFD, 1);		\
+		__builtin_prefetch(s + i * sizeof(T) + PFD, 0);		\
 		a0 = LD(VT, d + i * sizeof(T));				\
 		a1 = LD(VT, d + (i + w) * sizeof(T));			\
 		VT##_op(&a0, a0, LD(VT, s + i * sizeof(T)), op);	\
@@ -242,28 +253,6 @@ static inline COLLX_AVX2_F16C void fp16_out(u8 *p, v8f32 v)
 #endif
 }
 
-static inline COLLX_AVX2 v8f32 bf16_in(const u8 *p)
-{
-#ifndef __CHECKER__	/* nor __builtin_convertvector */
-	return (v8f32)(__builtin_convertvector(LD(v8u16, p), v8u32) << 16);
-#else
-	return LD(v8f32, p);
-#endif
-}
-
-static inline COLLX_AVX2 void bf16_out(u8 *p, v8f32 v)
-{
-	v8u32 b = (v8u32)v;
-
-	/* only canonical NaNs reach here, and they round to themselves */
-	b = (b + 0x7fff + ((b >> 16) & 1)) >> 16;
-#ifndef __CHECKER__
-	ST(v8u16, p, __builtin_convertvector(b, v8u16));
-#else
-	ST(v8u32, p, b);
-#endif
-}
-
 #define HALF_KERNEL(fn, attr, pfx, dt, op)				\
 static void attr fn(void *dst, const void *src, size_t n)		\
 {									\
@@ -273,6 +262,8 @@ static void attr fn(void *dst, const void *src, size_t n)		\
 	v8f32 a0, a1;							\
 									\
 	for (; i + 16 <= n; i += 16) {					\
+		__builtin_prefetch(d + 2 * i + PFD, 1);			\
+		__builtin_prefetch(s + 2 * i + PFD, 0);			\
 		a0 = pfx##_in(d + 2 * i);				\
 		a1 = pfx##_in(d + 2 * i + 16);				\
 		v8f32_op(&a0, a0, pfx##_in(s + 2 * i), op);		\
@@ -294,10 +285,64 @@ HALF_KERNEL(fp16_sum, COLLX_AVX2_F16C, fp16, COLLX_FP16, COLLX_OP_SUM)
 HALF_KERNEL(fp16_prod, COLLX_AVX2_F16C, fp16, COLLX_FP16, COLLX_OP_PROD)
 HALF_KERNEL(fp16_max, COLLX_AVX2_F16C, fp16, COLLX_FP16, COLLX_OP_MAX)
 HALF_KERNEL(fp16_min, COLLX_AVX2_F16C, fp16, COLLX_FP16, COLLX_OP_MIN)
-HALF_KERNEL(bf16_sum, COLLX_AVX2, bf16, COLLX_BF16, COLLX_OP_SUM)
-HALF_KERNEL(bf16_prod, COLLX_AVX2, bf16, COLLX_BF16, COLLX_OP_PROD)
-HALF_KERNEL(bf16_max, COLLX_AVX2, bf16, COLLX_BF16, COLLX_OP_MAX)
-HALF_KERNEL(bf16_min, COLLX_AVX2, bf16, COLLX_BF16, COLLX_OP_MIN)
+
+/*
+ * bfloat16 is the top half of a binary32, so no conversion instruction is
+ * needed: 16 elements loaded as 8 32-bit lanes hold the even elements in
+ * their low halves and the odd ones in their high halves.  Shifting left by
+ * 16, or masking, gives two binary32 vectors; rounding to nearest even and
+ * shifting back interleaves them again in place.
+ */
+static inline void COLLX_AVX2 bf16_split(const u8 *p, v8f32 *even,
+					   v8f32 *odd)
+{
+	v8u32 x = LD(v8u32, p);
+
+	*even = (v8f32)(x << 16);
+	*odd = (v8f32)(x & 0xffff0000);
+}
+
+/* round binary32 bits to the upper 16, nearest even (no NaN but canonical) */
+static inline v8u32 COLLX_AVX2 bf16_round(v8f32 v)
+{
+	v8u32 b = (v8u32)v;
+
+	return b + 0x7fff + ((b >> 16) & 1);
+}
+
+static inline void COLLX_AVX2 bf16_join(u8 *p, v8f32 even, v8f32 odd)
+{
+	ST(v8u32, p, (bf16_round(even) >> 16) |
+		     (bf16_round(odd) & 0xffff0000));
+}
+
+#define BF16_KERNEL(fn, op)						\
+static void COLLX_AVX2 fn(void *dst, const void *src, size_t n)	\
+{									\
+	u8 *d = dst;							\
+	const u8 *s = src;						\
+	v8f32 de, dodd, se, sodd;					\
+	size_t i = 0;							\
+									\
+	for (; i + 16 <= n; i += 16) {					\
+		__builtin_prefetch(d + 2 * i + PFD, 1);			\
+		__builtin_prefetch(s + 2 * i + PFD, 0);			\
+		bf16_split(d + 2 * i, &de, &dodd);			\
+		bf16_split(s + 2 * i, &se, &sodd);			\
+		v8f32_op(&de, de, se, op);				\
+		v8f32_op(&dodd, dodd, sodd, op);			\
+		bf16_join(d + 2 * i, de, dodd);				\
+	}								\
+	if (i < n)							\
+		collx_reduce_scalar_ops.reduce[COLLX_BF16][op](d + 2 * i, \
+							       s + 2 * i, \
+							       n - i);	\
+}
+
+BF16_KERNEL(bf16_sum, COLLX_OP_SUM)
+BF16_KERNEL(bf16_prod, COLLX_OP_PROD)
+BF16_KERNEL(bf16_max, COLLX_OP_MAX)
+BF16_KERNEL(bf16_min, COLLX_OP_MIN)
 
 /* avg scaling: floats divide in lanes; integers use the scalar code. */
 static void COLLX_AVX2 f32_scale(void *buf, size_t n, u32 nranks)
@@ -340,7 +385,22 @@ static void attr fn(void *buf, size_t n, u32 nranks)			\
 }
 
 HALF_SCALE(fp16_scale, COLLX_AVX2_F16C, fp16, COLLX_FP16)
-HALF_SCALE(bf16_scale, COLLX_AVX2, bf16, COLLX_BF16)
+
+static void COLLX_AVX2 bf16_scale(void *buf, size_t n, u32 nranks)
+{
+	u8 *d = buf;
+	v8f32 de, dodd;
+	size_t i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		bf16_split(d + 2 * i, &de, &dodd);
+		bf16_join(d + 2 * i, v8f32_div(de, (float)nranks),
+			  v8f32_div(dodd, (float)nranks));
+	}
+	if (i < n)
+		collx_reduce_scalar_ops.scale[COLLX_BF16](d + 2 * i, n - i,
+							  nranks);
+}
 
 #define OPS4(p)	{ p##_sum, p##_prod, p##_max, p##_min }
 
