@@ -189,8 +189,7 @@ static int collx_cm_outgoing_event(struct collx_peer *peer,
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		if (peer->state == COLLX_PEER_READY) {
-			collx_peer_set_state(peer, COLLX_PEER_FAILED, -ECONNRESET);
-			collx_comm_fail(comm, -ECONNRESET, peer->rank);
+			collx_peer_broken(peer, -ECONNRESET);
 		} else {
 			collx_cm_retry_later(peer, -ETIMEDOUT);
 		}
@@ -214,8 +213,11 @@ static int collx_cm_incoming_event(struct collx_peer *peer,
 		return 0;
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		collx_peer_set_state(peer, COLLX_PEER_FAILED, -ECONNRESET);
-		collx_comm_fail(peer->comm, -ECONNRESET, peer->rank);
+		if (peer->state == COLLX_PEER_READY)
+			collx_peer_broken(peer, -ECONNRESET);
+		else
+			collx_peer_set_state(peer, COLLX_PEER_FAILED,
+					     -ECONNRESET);
 		return 0;
 	default:
 		return -EAGAIN;
@@ -247,8 +249,11 @@ static int collx_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_DISCONNECTED:
-		collx_peer_set_state(peer, COLLX_PEER_FAILED, -ECONNRESET);
-		collx_comm_fail(peer->comm, -ECONNRESET, peer->rank);
+		if (READ_ONCE(peer->state) == COLLX_PEER_READY)
+			collx_peer_broken(peer, -ECONNRESET);
+		else
+			collx_peer_set_state(peer, COLLX_PEER_FAILED,
+					     -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/* collx_ib_remove() tears the comm down; fail it now. */

@@ -111,8 +111,25 @@ static void collx_engine_start(struct collx_comm *comm, struct collx_op *op)
 			 msecs_to_jiffies(comm->timeout_ms));
 }
 
-/* Consume the chunks that arrived from the predecessor, in order. */
-static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op)
+/* The error of a connection that failed, or 0. */
+static int collx_peer_failed(struct collx_peer *peer)
+{
+	int err = 0;
+
+	spin_lock_irq(&peer->lock);
+	if (peer->state == COLLX_PEER_FAILED)
+		err = peer->err ? peer->err : -ECONNRESET;
+	spin_unlock_irq(&peer->lock);
+	return err;
+}
+
+/*
+ * Consume the chunks that arrived from the predecessor, in order.  What
+ * arrived before the predecessor went away is still good; only waiting
+ * for more from it fails.
+ */
+static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op,
+			     u32 *blame)
 {
 	struct collx_peer *prev = &comm->prev;
 	u32 size = 2 * collx_nslots, slot;
@@ -130,7 +147,8 @@ static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op)
 		spin_lock_irq(&prev->lock);
 		if (prev->arr_head == prev->arr_tail) {
 			spin_unlock_irq(&prev->lock);
-			return 0;
+			*blame = prev->rank;
+			return collx_peer_failed(prev);
 		}
 		arr = prev->arrivals[prev->arr_head % size];
 		prev->arr_head++;
@@ -143,6 +161,7 @@ static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op)
 				comm->id, op->id, prev->rank, arr.imm,
 				arr.bytes, collx_wire_imm(op->seq, op->recvd),
 				u.len * op->esize);
+			*blame = prev->rank;
 			return -EPROTO;
 		}
 		src = prev->staging.kva + (size_t)slot * collx_slot_kib * 1024;
@@ -159,9 +178,12 @@ static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op)
 			memcpy(dst, src, u.len * op->esize);
 		}
 		prev->consumed++;
+		/* A predecessor that is gone needs no credit back. */
 		ret = collx_peer_post_credit(prev, slot);
-		if (ret)
+		if (ret && !collx_peer_failed(prev)) {
+			*blame = prev->rank;
 			return -ECONNRESET;
+		}
 		trace_chunk_done(comm->id, op->id, prev->rank, u.phase, u.step,
 				 u.slice, arr.bytes);
 		op->recvd++;
@@ -172,7 +194,8 @@ static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op)
 }
 
 /* Send what the successor has room for and what is ready to go. */
-static int collx_engine_send(struct collx_comm *comm, struct collx_op *op)
+static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
+			     u32 *blame)
 {
 	struct collx_peer *next = &comm->next;
 	struct collx_unit u;
@@ -189,10 +212,11 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op)
 			op->sent++;
 			continue;
 		}
+		*blame = next->rank;
 		spin_lock_irq(&next->lock);
 		if (!next->credits) {
 			spin_unlock_irq(&next->lock);
-			return 0;
+			return collx_peer_failed(next);
 		}
 		next->credits--;
 		slot = next->posted % collx_nslots;
@@ -204,7 +228,7 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op)
 		ret = collx_peer_post_write(next, slot, bytes,
 					    collx_wire_imm(op->seq, op->sent));
 		if (ret)
-			return -ECONNRESET;
+			return collx_peer_failed(next) ? : -ECONNRESET;
 		atomic64_add(bytes, &collx_stats.bytes_written);
 		trace_chunk_post(comm->id, op->id, next->rank, u.phase, u.step,
 				 u.slice, bytes);
@@ -214,15 +238,18 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op)
 	return 0;
 }
 
-static bool collx_engine_writes_done(struct collx_comm *comm)
+/* 1: every write completed; 0: some are in flight; <0: they are lost. */
+static int collx_engine_writes_done(struct collx_comm *comm)
 {
 	struct collx_peer *next = &comm->next;
-	bool done;
+	int done;
 
 	spin_lock_irq(&next->lock);
 	done = next->write_done == next->posted;
 	spin_unlock_irq(&next->lock);
-	return done;
+	if (done)
+		return 1;
+	return collx_peer_failed(next);
 }
 
 /**
@@ -248,6 +275,7 @@ void collx_engine_fail_ops(struct collx_comm *comm, int err, u32 rank)
 
 static void collx_engine_progress(struct collx_comm *comm)
 {
+	u32 blame = COLLX_RANK_NONE;
 	struct collx_op *op;
 	int ret;
 
@@ -255,24 +283,36 @@ static void collx_engine_progress(struct collx_comm *comm)
 					      entry))) {
 		if (!op->started)
 			collx_engine_start(comm, op);
-		ret = collx_engine_recv(comm, op);
+		ret = collx_engine_recv(comm, op, &blame);
 		if (!ret)
-			ret = collx_engine_send(comm, op);
+			ret = collx_engine_send(comm, op, &blame);
 		if (!ret)
-			ret = collx_engine_recv(comm, op);
-		if (ret) {
-			collx_comm_fail(comm, ret, ret == -EPROTO ?
-					comm->prev.rank : COLLX_RANK_NONE);
-			return;
+			ret = collx_engine_recv(comm, op, &blame);
+		if (!ret && op->recvd == op->units && op->sent == op->units) {
+			blame = comm->next.rank;
+			ret = collx_engine_writes_done(comm);
+			if (ret == 1) {
+				comm->nops--;
+				collx_op_complete(op, 0, COLLX_RANK_NONE,
+						  COLLX_PHASE_NONE, 0);
+				continue;
+			}
 		}
-		if (op->recvd < op->units || op->sent < op->units ||
-		    !collx_engine_writes_done(comm))
-			return;
-		comm->nops--;
-		collx_op_complete(op, 0, COLLX_RANK_NONE, COLLX_PHASE_NONE, 0);
-		if (list_empty(&comm->ops))
-			cancel_delayed_work(&comm->timeout_work);
+		if (ret < 0)
+			collx_comm_fail(comm, ret, blame);
+		return;
 	}
+
+	/* Nothing in flight: a lost neighbour now fails the comm. */
+	cancel_delayed_work(&comm->timeout_work);
+	ret = collx_peer_failed(&comm->next);
+	if (ret) {
+		collx_comm_fail(comm, ret, comm->next.rank);
+		return;
+	}
+	ret = collx_peer_failed(&comm->prev);
+	if (ret)
+		collx_comm_fail(comm, ret, comm->prev.rank);
 }
 
 /**

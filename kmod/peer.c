@@ -59,21 +59,37 @@ void collx_peer_set_state(struct collx_peer *peer, enum collx_peer_state state,
 	wake_up_all(&peer->comm->connected);
 }
 
-/* A completion or event that breaks the connection fails the comm. */
-static void collx_peer_broken(struct collx_peer *peer, int err)
+/**
+ * collx_peer_broken() - a ready connection stopped working
+ * @peer: the connection
+ * @err: why (negative errno)
+ *
+ * Marks it failed and lets the engine decide: an op that no longer needs
+ * this neighbour (it already holds all its data, or only sends elsewhere)
+ * still completes; the comm fails when an op waits for the neighbour, or
+ * when nothing is left in flight.  Before the connection is ready the
+ * rdma_cm events decide (a refused attempt flushes its QP: not an error).
+ *
+ * Context: any (CQ and CM handlers).
+ */
+void collx_peer_broken(struct collx_peer *peer, int err)
 {
-	struct collx_comm *comm = peer->comm;
 	unsigned long flags;
-	bool closing;
+	bool ready;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	closing = peer->closing || peer->draining;
+	ready = !peer->closing && !peer->draining &&
+		peer->state == COLLX_PEER_READY;
+	if (ready) {
+		peer->state = COLLX_PEER_FAILED;
+		if (!peer->err)
+			peer->err = err;
+	}
 	spin_unlock_irqrestore(&peer->lock, flags);
-	/* Flushes of a connection being released are expected. */
-	if (closing)
+	if (!ready)
 		return;
-	collx_peer_set_state(peer, COLLX_PEER_FAILED, err);
-	collx_comm_fail(comm, err, peer->rank);
+	wake_up_all(&peer->comm->connected);
+	queue_work(collx_wq, &peer->comm->work);
 }
 
 static int collx_peer_post_recv(struct collx_peer *peer, u32 idx)
@@ -107,7 +123,7 @@ static void collx_peer_recv_ready(struct collx_peer *peer, u32 idx, u32 len)
 	    be32_to_cpu(msg->slot_bytes) != collx_slot_kib * 1024) {
 		pr_warn("comm %u: rank %u sent a READY this module does not understand (slot_kib and nslots must match on every node)\n",
 			peer->comm->id, peer->rank);
-		collx_peer_broken(peer, -EPROTO);
+		collx_peer_set_state(peer, COLLX_PEER_FAILED, -EPROTO);
 		return;
 	}
 	spin_lock_irqsave(&peer->lock, flags);

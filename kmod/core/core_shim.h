@@ -93,9 +93,6 @@ typedef __s64 s64;
 #define check_add_overflow(a, b, d)	__builtin_add_overflow(a, b, d)
 #define BIT(n)		(1UL << (n))
 #define fallthrough	__attribute__((__fallthrough__))
-#ifndef __aligned	/* the kernel's, from compiler_attributes.h */
-#define __aligned(x)	__attribute__((__aligned__(x)))
-#endif
 
 #if defined(__x86_64__)
 #define COLLX_HAVE_X86_SIMD	1

@@ -4,7 +4,12 @@
 # every node.  See tests/lab/README.md.
 #
 #   tests/lab/lab.sh [-k 6.1|6.12|<release>] [-n NODES] [-t SECONDS]
-#                    [-o OUTDIR] [-m MODULE.ko|-M] [-q] -- COMMAND [ARGS...]
+#                    [-o OUTDIR] [-m MODULE.ko|-M] [-s SCRIPT|-S] [-q]
+#                    -- COMMAND [ARGS...]
+#
+# -s SCRIPT runs on the host inside the lab's namespace (the "switch": br0
+# and the taps), in OUTDIR, alongside the nodes, and is stopped when they
+# finish (default: tests/netmon/switch-agent.sh when present; -S: none).
 #
 # Exit status: 0 when every node's command exited 0 and no node's kernel
 # log shows an oops, WARN, BUG or KFENCE report; 1 otherwise (each failed
@@ -21,17 +26,18 @@ TIMEOUT=600
 OUT=
 MODULE=auto
 QUIET=0
+SWITCH=auto
 NET_PREFIX=10.77.0
 HOST_BASE=10
 MTU=9000
 MEM_MB=${COLLX_LAB_MEM_MB:-1024}
 
 usage() {
-	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
-while getopts "k:n:t:o:m:Mqh" opt; do
+while getopts "k:n:t:o:m:Ms:Sqh" opt; do
 	case $opt in
 	k) KERNEL=$OPTARG ;;
 	n) NODES=$OPTARG ;;
@@ -39,6 +45,8 @@ while getopts "k:n:t:o:m:Mqh" opt; do
 	o) OUT=$OPTARG ;;
 	m) MODULE=$OPTARG ;;
 	M) MODULE= ;;
+	s) SWITCH=$OPTARG ;;
+	S) SWITCH= ;;
 	q) QUIET=1 ;;
 	*) usage ;;
 	esac
@@ -72,6 +80,14 @@ VMLINUZ=/boot/vmlinuz-$KREL
 if [ "$MODULE" = auto ]; then
 	MODULE=$SRC/build/$KREL/kmod/collx.ko
 	[ -f "$MODULE" ] || die "$MODULE not built: run 'make module KVER=$KREL'"
+fi
+if [ "$SWITCH" = auto ]; then
+	SWITCH=$SRC/tests/netmon/switch-agent.sh
+	[ -x "$SWITCH" ] || SWITCH=
+fi
+if [ -n "$SWITCH" ]; then
+	SWITCH=$(readlink -f "$SWITCH")
+	[ -x "$SWITCH" ] || die "switch script $SWITCH is not executable"
 fi
 if [ -n "$MODULE" ]; then
 	MODULE=$(readlink -f "$MODULE")
@@ -170,12 +186,13 @@ mkdir -p "$OUT/barrier"
 
 NS=collx-lab-$$
 PIDS=()
+SWITCH_PID=
 cleanup() {
 	local p
-	for p in "${PIDS[@]}"; do
+	for p in "${PIDS[@]}" $SWITCH_PID; do
 		kill "$p" 2>/dev/null || true
 	done
-	for p in "${PIDS[@]}"; do
+	for p in "${PIDS[@]}" $SWITCH_PID; do
 		wait "$p" 2>/dev/null || true
 	done
 	ip netns del "$NS" 2>/dev/null || true
@@ -197,6 +214,12 @@ log "$NODES node(s), kernel $KREL, $ACCEL, results in $OUT"
 START=$(date +%s)
 # The host's timeout covers boot and shutdown as well as the job.
 QEMU_TIMEOUT=$((TIMEOUT + 180))
+if [ -n "$SWITCH" ]; then
+	(cd "$OUT" && LAB_OUT=$OUT LAB_NODES=$NODES LAB_SRC=$SRC LAB_NS=$NS \
+		exec ip netns exec "$NS" timeout -k 5 "$QEMU_TIMEOUT" "$SWITCH") \
+		>"$OUT/switch.log" 2>&1 &
+	SWITCH_PID=$!
+fi
 for ((i = 0; i < NODES; i++)); do
 	mkdir -p "$OUT/node$i"
 	# shellcheck disable=SC2086
@@ -218,6 +241,11 @@ for p in "${PIDS[@]}"; do
 	wait "$p" || true
 done
 PIDS=()
+if [ -n "$SWITCH_PID" ]; then
+	kill "$SWITCH_PID" 2>/dev/null || true
+	wait "$SWITCH_PID" 2>/dev/null || true
+	SWITCH_PID=
+fi
 log "nodes finished in $(($(date +%s) - START)) s"
 
 BAD='Oops|BUG:|WARNING:|KFENCE:|UBSAN:|general protection fault|Kernel panic|kernel BUG at|Call Trace:'

@@ -1,16 +1,38 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * libcollx: user-space API of collx.
+ * libcollx: user-space API of collx, collective communication driven by the
+ * kernel over RDMA.
+ *
+ * Shaped after NCCL: rank 0 makes a unique id (collx_get_unique_id()), the
+ * job hands it to every rank, and each rank calls collx_comm_init_rank();
+ * or every rank calls collx_comm_init_all(), which reads the rendezvous
+ * from the environment (COLLX_COMM_ID, COLLX_MASTER_ADDR/COLLX_RANK/
+ * COLLX_NRANKS, torchrun's MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE).
+ *
+ * Every call returns 0 or a negative errno; collx_strerror() turns one into
+ * text, and collx_comm_last_error() tells what a communicator's last
+ * failure was (which rank, which phase).  The library has no threads: the
+ * kernel drives the collectives.  See Documentation/libcollx.md.
  */
 #ifndef COLLX_H
 #define COLLX_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/collx.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Version of this library's API (not of the kernel ABI). */
+#define COLLX_LIB_MAJOR	1
+#define COLLX_LIB_MINOR	0
+
+/* Default TCP port of the rendezvous with COLLX_MASTER_ADDR. */
+#define COLLX_DEFAULT_PORT	29511
+
+/* ---- the device ---------------------------------------------------- */
 
 /* An open /dev/collx. */
 struct collx_dev;
@@ -27,11 +49,139 @@ void collx_dev_close(struct collx_dev *dev);
 /* The module's answer to COLLX_IOC_VERSION, as read at open. */
 const struct collx_version *collx_dev_version(const struct collx_dev *dev);
 
-/* The fd, for poll() and for callers that issue ioctls themselves. */
+/* The fd, for callers that issue ioctls themselves. */
 int collx_dev_fd(const struct collx_dev *dev);
+
+/* ---- communicators --------------------------------------------------- */
+
+/* What rank 0 hands to every rank: its address and a nonce.  Opaque. */
+#define COLLX_UNIQUE_ID_BYTES	128
+struct collx_unique_id {
+	char internal[COLLX_UNIQUE_ID_BYTES];
+};
+
+struct collx_comm;
+
+/*
+ * Make a new unique id and start listening for the ranks on it.  Called
+ * by rank 0 only, once per communicator, in the process that will be
+ * rank 0.  The address is COLLX_COMM_ID's when set, else the IPv4 address
+ * of the chosen RDMA device (COLLX_IB_HCA), else of the first interface up.
+ */
+int collx_get_unique_id(struct collx_unique_id *id);
+
+/*
+ * Create a communicator of @nranks ranks, this process being @rank, with
+ * rank 0's @id.  Blocks until every rank has joined the rendezvous and the
+ * kernel has connected this rank to its peers, or fails: -ETIMEDOUT (a rank
+ * never joined, or a peer never answered the kernel: collx_comm_last_error()
+ * names it), -ECONNREFUSED, -EHOSTUNREACH, -ENODEV, -EPROTO (a peer speaks
+ * another protocol or belongs to another job), -EINVAL (bad arguments or
+ * ranks that disagree on @nranks), -ENOENT (no /dev/collx), -ENODEV (no
+ * usable RDMA device).  On failure *@comm is NULL and
+ * collx_comm_last_error(NULL) tells, in this thread, what failed.
+ */
+int collx_comm_init_rank(struct collx_comm **comm, int nranks,
+			 const struct collx_unique_id *id, int rank);
+
+/*
+ * collx_comm_init_rank() with rank, size and rendezvous from the
+ * environment: COLLX_RANK/COLLX_NRANKS (else RANK/WORLD_SIZE) and
+ * COLLX_COMM_ID=ip:port (else COLLX_MASTER_ADDR[:COLLX_MASTER_PORT],
+ * else MASTER_ADDR with port MASTER_PORT+1, because torchrun's store
+ * holds MASTER_PORT itself).  Every process may call it more than once:
+ * the n-th call of every rank makes the same communicator.
+ */
+int collx_comm_init_all(struct collx_comm **comm);
+
+/*
+ * Disconnect and free a communicator.  Collectives still in flight end
+ * with -ECANCELED; their handles stay valid until collx_wait()/
+ * collx_test() report that and free them.  Registrations are dropped.
+ */
+int collx_comm_destroy(struct collx_comm *comm);
+
+int collx_comm_rank(const struct collx_comm *comm);
+int collx_comm_size(const struct collx_comm *comm);
+
+/* "rxe0:1 10.77.0.10 MTU 4096": this rank's RDMA device, for reports. */
+const char *collx_comm_device(const struct collx_comm *comm);
+
+/*
+ * Text of the communicator's last failure: what failed, the rank to blame
+ * and the phase ("connect: rank 3 (10.77.0.13) did not answer within
+ * 30000 ms"), or "" when nothing failed.  Valid until the next call on
+ * @comm.  Accepts NULL (returns the last failure of an init that did not
+ * return a communicator, in this thread).
+ */
+const char *collx_comm_last_error(const struct collx_comm *comm);
+
+/* ---- memory ------------------------------------------------------------ */
+
+/*
+ * Register (pin) [@buf, @buf + @size) with @comm's kernel context so
+ * collectives on buffers inside it run in place instead of bouncing.  The
+ * pages count against RLIMIT_MEMLOCK (-ENOMEM beyond it).  Registration is
+ * never required.
+ */
+int collx_mem_register(struct collx_comm *comm, void *buf, size_t size,
+		       void **handle);
+/* -EBUSY while a collective in flight uses it. */
+int collx_mem_deregister(struct collx_comm *comm, void *handle);
+
+/* ---- collectives --------------------------------------------------------- */
+
+/* An allreduce in flight. */
+struct collx_op;
+
+/*
+ * @count elements of @dtype in @sendbuf on every rank, reduced with @redop;
+ * every rank gets the result in @recvbuf (@sendbuf == @recvbuf: in place).
+ * Every rank must issue the same collectives in the same order.  Blocks
+ * until done.  A failed collective returns its errno (-ETIMEDOUT,
+ * -ECONNRESET, -ENODEV, -ECANCELED, -EIO, -EPIPE once the communicator is
+ * in its error state) and collx_comm_last_error() names the peer and phase.
+ */
+int collx_allreduce(struct collx_comm *comm, const void *sendbuf,
+		    void *recvbuf, size_t count, enum collx_dtype dtype,
+		    enum collx_redop redop);
+
+/*
+ * Start the same allreduce and return at once; the kernel moves the data
+ * while the caller computes.  Buffers must not be touched until the op
+ * has completed.
+ */
+int collx_allreduce_async(struct collx_comm *comm, const void *sendbuf,
+			  void *recvbuf, size_t count, enum collx_dtype dtype,
+			  enum collx_redop redop, struct collx_op **op);
+
+/*
+ * Wait for @op, free it, and return its outcome (0 or a negative errno as
+ * collx_allreduce()).  @c (may be NULL) receives the kernel's record:
+ * failed rank, phase, step, bytes, start and end times.
+ */
+int collx_wait(struct collx_op *op, struct collx_completion *c);
+
+/*
+ * Like collx_wait() but never blocks: when @op is still running, returns 0
+ * with *@done = 0 and @op stays valid; else *@done = 1, @op is freed and
+ * its outcome returned.
+ */
+int collx_test(struct collx_op *op, int *done, struct collx_completion *c);
+
+/* ---- names ----------------------------------------------------------- */
 
 /* A message for a negative errno returned by a collx_* call. */
 const char *collx_strerror(int err);
+
+/* nccl-tests names: "int8" ... "float", "double", "half", "bfloat16". */
+const char *collx_dtype_name(enum collx_dtype dtype);
+/* "sum", "prod", "max", "min", "avg". */
+const char *collx_redop_name(enum collx_redop redop);
+/* "none", "connect", "reduce-scatter", "all-gather". */
+const char *collx_phase_name(enum collx_phase phase);
+/* 1, 2, 4 or 8; 0 for an unknown type. */
+size_t collx_dtype_size(enum collx_dtype dtype);
 
 #ifdef __cplusplus
 }

@@ -64,17 +64,3 @@ int collx_dev_fd(const struct collx_dev *dev)
 {
 	return dev->fd;
 }
-
-const char *collx_strerror(int err)
-{
-	switch (err) {
-	case 0:
-		return "success";
-	case -ENOENT:
-		return "/dev/collx not found: is the collx module loaded?";
-	case -EPROTO:
-		return "the collx module speaks another ABI major than this library";
-	default:
-		return strerror(err < 0 ? -err : err);
-	}
-}

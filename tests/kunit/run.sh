@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the collx core's KUnit suites (collx_reduce, collx_sched, collx_uapi)
+# under UML with kunit.py, from Debian's linux-source-6.1 package.
+#
+# The source tree is extracted once into .build/kunit/ and reused; kmod/core
+# is linked in as lib/collx.  Prints flat TAP on stdout, one line per test
+# case ("ok N - suite.case"), and exits non-zero if any case failed or the
+# run did not complete.  kunit.py's own output goes to .build/kunit/kunit.log.
+#
+# Environment: COLLX_KUNIT_SRC (source tarball, default
+# /usr/src/linux-source-6.1.tar.xz), COLLX_KUNIT_JOBS (default 2).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TARBALL=${COLLX_KUNIT_SRC:-/usr/src/linux-source-6.1.tar.xz}
+JOBS=${COLLX_KUNIT_JOBS:-2}
+CACHE=$ROOT/.build/kunit
+NAME=$(basename "$TARBALL" .tar.xz)
+TREE=$CACHE/$NAME
+BUILD=$CACHE/build-$NAME
+LOG=$CACHE/kunit.log
+
+log() { printf 'kunit: %s\n' "$*" >&2; }
+
+[ -r "$TARBALL" ] || {
+	log "$TARBALL missing (apt-get install ${NAME})"
+	exit 2
+}
+mkdir -p "$CACHE"
+
+# 1. Extract once; the stamp says the tree is complete.
+if [ ! -e "$CACHE/.extracted-$NAME" ]; then
+	log "extracting $TARBALL (about a minute)"
+	rm -rf "$TREE"
+	tar -C "$CACHE" -xf "$TARBALL"
+	touch "$CACHE/.extracted-$NAME"
+fi
+
+# 2. Link kmod/core in as lib/collx and hook it up, idempotently.
+ln -sfn "$ROOT/kmod/core" "$TREE/lib/collx"
+grep -qx 'source "lib/collx/Kconfig"' "$TREE/lib/Kconfig" ||
+	echo 'source "lib/collx/Kconfig"' >>"$TREE/lib/Kconfig"
+grep -qx 'obj-y += collx/' "$TREE/lib/Makefile" ||
+	echo 'obj-y += collx/' >>"$TREE/lib/Makefile"
+
+# 3. Build and run under UML.
+log "kunit.py run (log: $LOG)"
+start=$(date +%s)
+set +e
+(cd "$TREE" && python3 tools/testing/kunit/kunit.py run \
+	--kunitconfig="$ROOT/kmod/core/.kunitconfig" \
+	--build_dir="$BUILD" --jobs="$JOBS" --raw_output=all) >"$LOG" 2>&1
+rc=$?
+log "kunit.py exited $rc after $(($(date +%s) - start)) s"
+
+# 4. Flatten KTAP: one line per case, and per parameter of a parameterised
+# case, named suite.case[.param].  A "# Subtest: X" line sits at the
+# indentation of X's children; X's own result is one level (4 spaces) out.
+ktap_flatten() {
+	awk '
+	{
+		line = $0
+		sub(/^\[[ 0-9.:]+\] /, "", line)	# a console timestamp
+		ind = match(line, /[^ ]/) - 1
+		d = int(ind / 4)
+		body = substr(line, ind + 1)
+		if (body ~ /^# Subtest: /) {
+			name = body; sub(/^# Subtest: /, "", name)
+			at[d] = name
+			next
+		}
+		if (d == 0 && body ~ /^1\.\.[0-9]+$/ && plan == "") {
+			plan = substr(body, 4) + 0	# suites the kernel runs
+			next
+		}
+		if (body !~ /^(not )?ok [0-9]+ /)
+			next
+		if (d == 0)
+			suites++
+		pass = body !~ /^not ok/
+		skip = body ~ /# SKIP/
+		desc = body
+		sub(/^(not )?ok [0-9]+ (- )?/, "", desc)
+		sub(/ *#.*$/, "", desc)
+		if (d == 0 || at[1] !~ /^collx_/)
+			next		# a suite result, or not ours
+		if (d == 1) {
+			if ((at[1] "." desc) in params)
+				next	# counted per parameter
+			full = at[1] "." desc
+		} else if (d == 2) {
+			params[at[1] "." at[2]] = 1
+			full = at[1] "." at[2] "." desc
+		} else {
+			next
+		}
+		n++
+		printf "%sok %d - %s%s\n", pass ? "" : "not ", n, full,
+			skip ? " # SKIP" : ""
+		if (!pass)
+			failed++
+	}
+	END {
+		if (plan == "" || suites < plan) {
+			# the kernel died or hung before reporting every suite
+			n++
+			printf "not ok %d - kunit.run_complete (%d of %s suites)\n",
+				n, suites, plan == "" ? "?" : plan
+			failed++
+		}
+		printf "1..%d\n", n
+		if (n == 0) {
+			print "# no collx test results found" > "/dev/stderr"
+			exit 1
+		}
+		exit failed ? 1 : 0
+	}' "$1"
+}
+
+set +e
+ktap_flatten "$LOG"
+tap_rc=$?
+if [ "$rc" -ne 0 ] || [ "$tap_rc" -ne 0 ]; then
+	log "FAILED (kunit.py $rc, tests $tap_rc); last lines of $LOG:"
+	tail -n 40 "$LOG" | sed 's/^/kunit: | /' >&2
+	exit 1
+fi
+exit 0

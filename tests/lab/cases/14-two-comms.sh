@@ -1,0 +1,7 @@
+# Two communicators in one process, their allreduces interleaved.
+. "$COLLX_SRC/tests/lab/lib.sh"
+. "$COLLX_SRC/tests/progs/collx-lab.inc"
+collx_nodes 4
+collx_port 29614
+lab_run timeout -k 5 200 "$LABPROG" twocomm
+collx_no_leak

@@ -1,0 +1,27 @@
+#!/bin/sh
+# collx demo, on each node: a one-line summary of its RDMA link and of the
+# collx module; node0 and node1 also measure the link with ib_write_bw.
+. "$COLLX_SRC/tests/lab/lib.sh"
+state=$(rdma link show rxe0/1 | sed -n 's/.*state \([A-Z_]*\).*/\1/p')
+mtu=$(ibv_devinfo -d rxe0 | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
+gid=$(cat /sys/class/infiniband/rxe0/ports/1/gids/1)
+gid=$(printf '%s' "$gid" | sed 's/^0000:0000:0000:0000:0000:ffff:\(..\)\(..\):\(..\)\(..\)$/::ffff:\1\2:\3\4/')
+collx=$("$COLLX_SRC/user/tools/collx-info" --json | sed -n \
+	's/.*"module_version": "\([^"]*\)", "abi_major": \([0-9]*\), "abi_minor": \([0-9]*\), "nr_devices": \([0-9]*\).*/v\1 ABI \2.\3, \4 device(s)/p')
+printf '%-6s %-12s %-6s %-7s %-5s %-22s %s\n' "node$COLLX_RANK" "$COLLX_NODE_ADDR" \
+	rxe0 "$state" "$mtu" "$gid" "loaded $collx" >"$COLLX_NODE_DIR/summary"
+[ "$COLLX_NRANKS" -ge 2 ] || exit 0
+case $COLLX_RANK in
+1)
+	timeout 120 ib_write_bw -d rxe0 -x 1 -s 1048576 -n 50 -F >/dev/null 2>&1 &
+	sleep 1
+	lab_barrier demo-bw 60
+	wait $!
+	;;
+0)
+	lab_barrier demo-bw 60
+	timeout 120 ib_write_bw -d rxe0 -x 1 -s 1048576 -n 50 -F "$(lab_addr 1)" \
+		>"$COLLX_NODE_DIR/write_bw.txt" 2>&1
+	;;
+*) lab_barrier demo-bw 60 ;;
+esac

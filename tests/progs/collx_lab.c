@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collx_lab: libcollx scenarios the lab cases run on every node.  Rank and
+ * rendezvous come from the environment (COLLX_RANK, COLLX_NRANKS,
+ * COLLX_MASTER_ADDR, COLLX_MASTER_PORT) as for any libcollx program.
+ *
+ *   collx_lab init                 create a comm and destroy it; print why not
+ *   collx_lab twocomm              two comms in one process, interleaved
+ *   collx_lab async                an allreduce completes while we compute
+ *   collx_lab destroy              destroy a comm with allreduces in flight
+ *   collx_lab loop FILE            allreduce until one fails; touch FILE
+ *                                  after the first (kill tests)
+ *   collx_lab rawcreate MISSING TIMEOUT_MS ADDR...
+ *                                  COLLX_IOC_COMM_CREATE straight, rank
+ *                                  MISSING never calls it; print the result
+ *
+ * Exit: 0 as expected, 1 wrong, 3 an expected failure happened (loop).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collx.h"
+#include "benchdata.h"
+
+static int rank = -1;
+
+#define FAIL(...) do {							\
+	fprintf(stderr, "collx_lab: rank %d: ", rank);			\
+	fprintf(stderr, __VA_ARGS__);					\
+	fprintf(stderr, "\n");						\
+	exit(1);							\
+} while (0)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static struct collx_comm *init_or_die(void)
+{
+	struct collx_comm *comm;
+	int err = collx_comm_init_all(&comm);
+
+	if (err)
+		FAIL("init: %s: %s", collx_strerror(err), collx_comm_last_error(NULL));
+	rank = collx_comm_rank(comm);
+	return comm;
+}
+
+static void *alloc_or_die(size_t bytes)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, bytes ? bytes : 1))
+		FAIL("out of memory");
+	memset(p, 0, bytes);
+	return p;
+}
+
+static int check_or_die(const char *what, const void *buf, size_t count, int dt,
+			int op, int nranks, int rep)
+{
+	size_t first = 0, wrong = bench_check(buf, count, dt, op, nranks, rep, &first);
+
+	if (wrong)
+		FAIL("%s: %zu of %zu wrong, first at %zu: %g, want %g", what, wrong, count,
+		     first, bench_load(buf, first, dt), bench_expected(dt, op, nranks, first, rep));
+	return 0;
+}
+
+static int cmd_init(void)
+{
+	struct collx_comm *comm;
+	int err = collx_comm_init_all(&comm);
+
+	if (err) {
+		printf("init failed: %s (%d): %s\n", collx_strerror(err), err,
+		       collx_comm_last_error(NULL));
+		return 2;
+	}
+	printf("rank %d of %d: comm up on %s\n", collx_comm_rank(comm), collx_comm_size(comm),
+	       collx_comm_device(comm));
+	collx_comm_destroy(comm);
+	return 0;
+}
+
+static int cmd_twocomm(void)
+{
+	struct collx_comm *a = init_or_die(), *b = init_or_die();
+	size_t ca = 10007, cb = 4099;
+	float *sa = alloc_or_die(ca * 4), *ra = alloc_or_die(ca * 4);
+	int32_t *rb = alloc_or_die(cb * 4);
+	int n = collx_comm_size(a), it, err;
+	void *h1, *h2;
+
+	if (collx_comm_size(b) != n || collx_comm_rank(b) != rank)
+		FAIL("second comm has rank %d of %d", collx_comm_rank(b), collx_comm_size(b));
+	/* a: registered; b: bounced */
+	if ((err = collx_mem_register(a, sa, ca * 4, &h1)) ||
+	    (err = collx_mem_register(a, ra, ca * 4, &h2)))
+		FAIL("register: %s", collx_comm_last_error(a));
+	for (it = 0; it < 5; it++) {
+		struct collx_op *o1, *o2, *o3;
+
+		bench_fill(sa, ca, COLLX_FP32, COLLX_OP_SUM, n, rank, it);
+		bench_fill(rb, cb, COLLX_INT32, COLLX_OP_MAX, n, rank, it);
+		/* interleave: a, b, then b again in place after a second a */
+		if ((err = collx_allreduce_async(a, sa, ra, ca, COLLX_FP32, COLLX_OP_SUM, &o1)))
+			FAIL("submit a: %s", collx_comm_last_error(a));
+		if ((err = collx_allreduce_async(b, rb, rb, cb, COLLX_INT32, COLLX_OP_MAX, &o2)))
+			FAIL("submit b: %s", collx_comm_last_error(b));
+		if ((err = collx_wait(o2, NULL)))
+			FAIL("b: %s", collx_comm_last_error(b));
+		if ((err = collx_wait(o1, NULL)))
+			FAIL("a: %s", collx_comm_last_error(a));
+		check_or_die("comm a fp32 sum", ra, ca, COLLX_FP32, COLLX_OP_SUM, n, it);
+		check_or_die("comm b int32 max in place", rb, cb, COLLX_INT32, COLLX_OP_MAX, n, it);
+		bench_fill(rb, cb, COLLX_INT32, COLLX_OP_MIN, n, rank, it);
+		if ((err = collx_allreduce_async(b, rb, rb, cb, COLLX_INT32, COLLX_OP_MIN, &o3)))
+			FAIL("submit b: %s", collx_comm_last_error(b));
+		if ((err = collx_wait(o3, NULL)))
+			FAIL("b: %s", collx_comm_last_error(b));
+		check_or_die("comm b int32 min", rb, cb, COLLX_INT32, COLLX_OP_MIN, n, it);
+	}
+	collx_mem_deregister(a, h1);
+	collx_mem_deregister(a, h2);
+	if (collx_comm_destroy(b) || collx_comm_destroy(a))
+		FAIL("destroy failed");
+	printf("rank %d: two comms, 15 interleaved allreduces, all exact\n", rank);
+	return 0;
+}
+
+/* Work the CPU without entering the library or the kernel. */
+static volatile double sink;
+static uint64_t compute_until(uint64_t end_ns)
+{
+	uint64_t rounds = 0;
+	double x = 1.0;
+	int i;
+
+	while (now_ns() < end_ns) {	/* vDSO: no system call */
+		for (i = 0; i < 10000; i++)
+			x = x * 1.0000001 + 1e-9;
+		rounds++;
+	}
+	sink = x;
+	return rounds;
+}
+
+static int cmd_async(void)
+{
+	struct collx_comm *comm = init_or_die();
+	int n = collx_comm_size(comm), err, done = 0;
+	size_t count = 1 << 20;		/* 4 MiB of fp32: many staging areas */
+	float *s = alloc_or_die(count * 4), *r = alloc_or_die(count * 4);
+	struct collx_completion c;
+	struct collx_op *op;
+	uint64_t t0, t_block, t_end, rounds;
+	void *h1, *h2;
+
+	if (collx_mem_register(comm, s, count * 4, &h1) ||
+	    collx_mem_register(comm, r, count * 4, &h2))
+		FAIL("register: %s", collx_comm_last_error(comm));
+	bench_fill(s, count, COLLX_FP32, COLLX_OP_SUM, n, rank, 1);
+	t0 = now_ns();
+	if ((err = collx_allreduce(comm, s, r, count, COLLX_FP32, COLLX_OP_SUM)))
+		FAIL("blocking allreduce: %s", collx_comm_last_error(comm));
+	t_block = now_ns() - t0;
+	check_or_die("blocking", r, count, COLLX_FP32, COLLX_OP_SUM, n, 1);
+
+	bench_fill(s, count, COLLX_FP32, COLLX_OP_SUM, n, rank, 2);
+	memset(r, 0, count * 4);
+	t0 = now_ns();
+	if ((err = collx_allreduce_async(comm, s, r, count, COLLX_FP32, COLLX_OP_SUM, &op)))
+		FAIL("submit: %s", collx_comm_last_error(comm));
+	/* Compute for three times what the blocking call took (and at least
+	 * 2 s), with no library call at all; then one non-blocking test. */
+	t_end = t0 + 3 * t_block + 2000000000ull;
+	rounds = compute_until(t_end);
+	t_end = now_ns();
+	err = collx_test(op, &done, &c);
+	if (!done)
+		FAIL("allreduce not done after %.0f ms of pure compute (blocking took %.0f ms): no progress without the caller",
+		     (t_end - t0) / 1e6, t_block / 1e6);
+	if (err)
+		FAIL("async allreduce: %s", collx_comm_last_error(comm));
+	if (c.end_ns > t_end || c.start_ns < t0)
+		FAIL("completion times %llu..%llu outside the compute window %llu..%llu",
+		     (unsigned long long)c.start_ns, (unsigned long long)c.end_ns,
+		     (unsigned long long)t0, (unsigned long long)t_end);
+	check_or_die("async", r, count, COLLX_FP32, COLLX_OP_SUM, n, 2);
+	printf("rank %d: blocking allreduce of %zu B took %.0f ms; the async one ran %.0f ms (kernel clock) and ended %.0f ms before the caller, busy computing %llu rounds with no library call, tested it once\n",
+	       rank, count * 4, t_block / 1e6, (c.end_ns - c.start_ns) / 1e6,
+	       (t_end - c.end_ns) / 1e6, (unsigned long long)rounds);
+	collx_mem_deregister(comm, h1);
+	collx_mem_deregister(comm, h2);
+	collx_comm_destroy(comm);
+	return 0;
+}
+
+static int cmd_destroy(void)
+{
+	struct collx_comm *comm = init_or_die();
+	int n = collx_comm_size(comm), i, err, cancelled = 0;
+	size_t count = 1 << 19;		/* 2 MiB of int32, bounced */
+	struct collx_op *ops[4];
+	int32_t *bufs[4];
+
+	for (i = 0; i < 4; i++) {
+		bufs[i] = alloc_or_die(count * 4);
+		bench_fill(bufs[i], count, COLLX_INT32, COLLX_OP_SUM, n, rank, i);
+		if ((err = collx_allreduce_async(comm, bufs[i], bufs[i], count, COLLX_INT32,
+						 COLLX_OP_SUM, &ops[i])))
+			FAIL("submit %d: %s", i, collx_comm_last_error(comm));
+	}
+	err = collx_comm_destroy(comm);
+	if (err)
+		FAIL("destroy with ops in flight: %s", collx_strerror(err));
+	for (i = 0; i < 4; i++) {
+		struct collx_completion c;
+
+		err = collx_wait(ops[i], &c);
+		printf("rank %d: op %d ended %d (%s), phase %s step %u\n", rank, i, err,
+		       err ? collx_strerror(err) : "done", collx_phase_name(c.phase), c.step);
+		if (err == -ECANCELED)
+			cancelled++;
+		else if (err && err != -ECONNRESET)
+			FAIL("op %d ended %s, want ECANCELED (or ECONNRESET)", i, collx_strerror(err));
+		free(bufs[i]);
+	}
+	if (!cancelled)
+		FAIL("no op was cancelled by the destroy");
+	/* The node still works: a new comm, an exact allreduce. */
+	comm = init_or_die();
+	bufs[0] = alloc_or_die(1021 * 4);
+	bench_fill(bufs[0], 1021, COLLX_INT32, COLLX_OP_SUM, n, rank, 9);
+	if ((err = collx_allreduce(comm, bufs[0], bufs[0], 1021, COLLX_INT32, COLLX_OP_SUM)))
+		FAIL("allreduce after the destroy: %s", collx_comm_last_error(comm));
+	check_or_die("after destroy", bufs[0], 1021, COLLX_INT32, COLLX_OP_SUM, n, 9);
+	collx_comm_destroy(comm);
+	free(bufs[0]);
+	printf("rank %d: %d of 4 in-flight ops cancelled by destroy; a new comm works\n", rank,
+	       cancelled);
+	return 0;
+}
+
+static int cmd_loop(const char *ready)
+{
+	struct collx_comm *comm = init_or_die();
+	size_t count = 1 << 18;		/* 1 MiB of fp32 */
+	float *s = alloc_or_die(count * 4), *r = alloc_or_die(count * 4);
+	uint64_t t0 = now_ns();
+	int err, it;
+	void *h1, *h2;
+
+	if (collx_mem_register(comm, s, count * 4, &h1) ||
+	    collx_mem_register(comm, r, count * 4, &h2))
+		FAIL("register: %s", collx_comm_last_error(comm));
+	for (it = 0; now_ns() - t0 < 240000000000ull; it++) {
+		err = collx_allreduce(comm, s, r, count, COLLX_FP32, COLLX_OP_SUM);
+		if (err) {
+			printf("rank %d: allreduce %d failed after %.1f s: %s\n", rank, it,
+			       (now_ns() - t0) / 1e9, collx_comm_last_error(comm));
+			fflush(stdout);
+			/* Destroying the broken comm must not hang either. */
+			collx_comm_destroy(comm);
+			return 3;
+		}
+		if (it == 0) {
+			int fd = open(ready, O_CREAT | O_WRONLY, 0644);
+
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	FAIL("no allreduce failed in 240 s");
+}
+
+static int cmd_rawcreate(int argc, char **argv)
+{
+	struct collx_comm_create cc = { .size = sizeof(cc) };
+	struct collx_rank_addr *addrs;
+	int missing, timeout, n, i, fd, rc;
+	const char *rs = getenv("COLLX_RANK");
+
+	if (argc < 4 || !rs)
+		FAIL("usage: rawcreate MISSING TIMEOUT_MS ADDR... (COLLX_RANK set)");
+	rank = atoi(rs);
+	missing = atoi(argv[0]);
+	timeout = atoi(argv[1]);
+	n = argc - 2;
+	if (rank == missing) {
+		usleep((timeout + 3000) * 1000);
+		printf("rank %d: stayed away\n", rank);
+		return 0;
+	}
+	addrs = calloc(n, sizeof(*addrs));
+	for (i = 0; i < n; i++) {
+		addrs[i].family = AF_INET;
+		if (inet_pton(AF_INET, argv[2 + i], addrs[i].addr) != 1)
+			FAIL("bad address %s", argv[2 + i]);
+	}
+	fd = open(getenv("COLLX_DEVICE") ? getenv("COLLX_DEVICE") : "/dev/collx", O_RDWR);
+	if (fd < 0)
+		FAIL("open /dev/collx: %s", strerror(errno));
+	cc.nranks = n;
+	cc.rank = rank;
+	cc.comm_key = 0xc011ec7000000000ull | (uint64_t)timeout;
+	cc.addrs = (uintptr_t)addrs;
+	cc.addr_size = sizeof(*addrs);
+	cc.timeout_ms = timeout;
+	cc.failed_rank = 12345;
+	rc = ioctl(fd, COLLX_IOC_COMM_CREATE, &cc);
+	if (rc)
+		printf("rank %d: COMM_CREATE failed: %s, failed_rank %d\n", rank, strerror(errno),
+		       (int)cc.failed_rank);
+	else
+		printf("rank %d: COMM_CREATE ok, comm %u, failed_rank %d\n", rank, cc.comm_id,
+		       (int)cc.failed_rank);
+	close(fd);
+	free(addrs);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		goto usage;
+	if (!strcmp(argv[1], "init"))
+		return cmd_init();
+	if (!strcmp(argv[1], "twocomm"))
+		return cmd_twocomm();
+	if (!strcmp(argv[1], "async"))
+		return cmd_async();
+	if (!strcmp(argv[1], "destroy"))
+		return cmd_destroy();
+	if (!strcmp(argv[1], "loop") && argc == 3)
+		return cmd_loop(argv[2]);
+	if (!strcmp(argv[1], "rawcreate"))
+		return cmd_rawcreate(argc - 2, argv + 2);
+usage:
+	fprintf(stderr, "usage: collx_lab init|twocomm|async|destroy|loop FILE|rawcreate MISSING TIMEOUT_MS ADDR...\n");
+	return 2;
+}

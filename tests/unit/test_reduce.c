@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of the reduction kernels: known answers, every fp16/bf16
+ * value converted both ways, conversions against the compiler's _Float16
+ * and the CPU's F16C, and randomized differential tests of AVX2 against
+ * scalar against a wider-precision reference (long double; __float128 for
+ * fp64, whose 113-bit significand rules out double rounding).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <immintrin.h>
+
+#include "unit.h"
+#include "../../kmod/core/reduce.h"
+#include "../../kmod/core/reduce_vectors.h"
+
+#define NDT	COLLX_DTYPE_COUNT
+
+static const char *const dt_name[NDT] = {
+	"int8", "uint8", "int32", "uint32", "int64", "uint64",
+	"fp16", "fp32", "fp64", "bf16",
+};
+
+static const char *const op_name[COLLX_OP_COUNT] = {
+	"sum", "prod", "max", "min", "avg",
+};
+
+static bool have_avx2;
+
+static float f32(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static uint32_t f32b(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static double f64(uint64_t u)
+{
+	double f;
+
+	memcpy(&f, &u, 8);
+	return f;
+}
+
+static uint64_t f64b(double f)
+{
+	uint64_t u;
+
+	memcpy(&u, &f, 8);
+	return u;
+}
+
+static uint16_t f16b(_Float16 h)
+{
+	uint16_t u;
+
+	memcpy(&u, &h, 2);
+	return u;
+}
+
+static _Float16 f16(uint16_t u)
+{
+	_Float16 h;
+
+	memcpy(&h, &u, 2);
+	return h;
+}
+
+/* Independent binary32 -> bfloat16, round to nearest even, by distances. */
+static uint16_t ref_bf16(float x)
+{
+	uint32_t u = f32b(x);
+	uint16_t lo = u >> 16, hi;
+	long double dl, dh;
+
+	if (isnan(x))
+		return 0x7fc0;
+	if ((u & 0xffff) == 0)
+		return lo;
+	hi = lo + 1;	/* next bf16 away from zero */
+	dl = fabsl((long double)x - (long double)f32((uint32_t)lo << 16));
+	if ((hi & 0x7fff) == 0x7f80)	/* rounding past the top: as if 2^128 */
+		dh = fabsl(ldexpl(1.0L, 128) - fabsl((long double)x));
+	else
+		dh = fabsl((long double)f32((uint32_t)hi << 16) - (long double)x);
+	if (dl < dh)
+		return lo;
+	if (dh < dl)
+		return hi;
+	return (lo & 1) ? hi : lo;
+}
+
+/* ---- element access as bits ---- */
+
+static uint64_t get_bits(const void *buf, size_t esize, size_t i)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, (const char *)buf + i * esize, esize);
+	return v;
+}
+
+static void put_bits(void *buf, size_t esize, size_t i, uint64_t v)
+{
+	memcpy((char *)buf + i * esize, &v, esize);
+}
+
+/* ---- reference: one element, from the definitions ---- */
+
+static int fcmp_kind(long double a, long double b)
+{
+	return a > b ? 1 : a < b ? -1 : 0;
+}
+
+static uint64_t ref_f32(uint32_t a, uint32_t b, int op)
+{
+	float x = f32(a), y = f32(b);
+	long double r;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN) {
+		if (isnan(x) || isnan(y))
+			return 0x7fc00000;
+		if (x == y)
+			return op == COLLX_OP_MAX ? (a & b) : (a | b);
+		return (fcmp_kind(x, y) > 0) == (op == COLLX_OP_MAX) ? a : b;
+	}
+	r = op == COLLX_OP_SUM ? (long double)x + y : (long double)x * y;
+	if (isnan(r))
+		return 0x7fc00000;
+	return f32b((float)r);
+}
+
+static uint64_t ref_f64(uint64_t a, uint64_t b, int op)
+{
+	double x = f64(a), y = f64(b);
+	__float128 r;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN) {
+		if (isnan(x) || isnan(y))
+			return 0x7ff8000000000000ULL;
+		if (x == y)
+			return op == COLLX_OP_MAX ? (a & b) : (a | b);
+		return (x > y) == (op == COLLX_OP_MAX) ? a : b;
+	}
+	r = op == COLLX_OP_SUM ? (__float128)x + y : (__float128)x * y;
+	if (r != r)
+		return 0x7ff8000000000000ULL;
+	return f64b((double)r);
+}
+
+/* fp16 and bf16: correctly rounded in the narrow format. */
+static uint64_t ref_half(uint16_t a, uint16_t b, int op, bool bf)
+{
+	float x = bf ? f32((uint32_t)a << 16) : (float)f16(a);
+	float y = bf ? f32((uint32_t)b << 16) : (float)f16(b);
+	uint64_t r32 = ref_f32(f32b(x), f32b(y), op);
+	long double r;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN || isnan(f32(r32)))
+		return bf ? ref_bf16(f32(r32)) : f16b((_Float16)f32(r32));
+	r = op == COLLX_OP_SUM ? (long double)x + y : (long double)x * y;
+	/* fp16: long double -> _Float16 directly; bf16 via binary32 */
+	return bf ? ref_bf16((float)r) : f16b((_Float16)r);
+}
+
+static uint64_t sext(uint64_t v, int bits)
+{
+	return (uint64_t)((int64_t)(v << (64 - bits)) >> (64 - bits));
+}
+
+static uint64_t ref_int(uint64_t a, uint64_t b, int op, int bits, bool sgn)
+{
+	uint64_t mask = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+	int64_t sa = (int64_t)sext(a, bits), sb = (int64_t)sext(b, bits);
+	bool gt = sgn ? sa > sb : a > b;
+
+	switch (op) {
+	case COLLX_OP_SUM:
+		return (a + b) & mask;
+	case COLLX_OP_PROD:
+		return (a * b) & mask;
+	case COLLX_OP_MAX:
+		return gt ? a : b;
+	default:
+		return gt ? b : a;
+	}
+}
+
+static uint64_t ref_elem(int dt, int op, uint64_t a, uint64_t b)
+{
+	if (op == COLLX_OP_AVG)
+		op = COLLX_OP_SUM;
+	switch (dt) {
+	case COLLX_INT8: return ref_int(a, b, op, 8, true);
+	case COLLX_UINT8: return ref_int(a, b, op, 8, false);
+	case COLLX_INT32: return ref_int(a, b, op, 32, true);
+	case COLLX_UINT32: return ref_int(a, b, op, 32, false);
+	case COLLX_INT64: return ref_int(a, b, op, 64, true);
+	case COLLX_UINT64: return ref_int(a, b, op, 64, false);
+	case COLLX_FP16: return ref_half(a, b, op, false);
+	case COLLX_BF16: return ref_half(a, b, op, true);
+	case COLLX_FP32: return ref_f32(a, b, op);
+	default: return ref_f64(a, b, op);
+	}
+}
+
+/* avg: integer truncating division; floats a / (float)n (fp64: (double)n) */
+static uint64_t ref_scale(int dt, uint64_t a, uint32_t n)
+{
+	long double q;
+	float x;
+
+	switch (dt) {
+	case COLLX_INT8: return (uint8_t)((int64_t)(int8_t)a / n);
+	case COLLX_UINT8: return (uint8_t)(a / n);
+	case COLLX_INT32: return (uint32_t)((int64_t)(int32_t)a / (int64_t)n);
+	case COLLX_UINT32: return (uint32_t)(a / n);
+	case COLLX_INT64: return (uint64_t)((int64_t)a / (int64_t)n);
+	case COLLX_UINT64: return a / n;
+	case COLLX_FP64: {
+		__float128 r = (__float128)f64(a) / (double)n;
+
+		return r != r ? 0x7ff8000000000000ULL : f64b((double)r);
+	}
+	default:
+		break;
+	}
+	x = dt == COLLX_FP32 ? f32(a) : dt == COLLX_BF16 ?
+		f32((uint32_t)a << 16) : (float)f16(a);
+	q = (long double)x / (float)n;
+	if (isnan(q))
+		return dt == COLLX_FP32 ? 0x7fc00000 : dt == COLLX_BF16 ?
+			0x7fc0 : 0x7e00;
+	x = (float)q;	/* the defined fp32 quotient */
+	if (dt == COLLX_FP32)
+		return f32b(x);
+	return dt == COLLX_BF16 ? ref_bf16(x) : f16b((_Float16)x);
+}
+
+/* ---- random values with a bias toward the interesting ones ---- */
+
+static uint64_t rand_val(int dt)
+{
+	static const uint64_t sp32[] = {
+		0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001,
+		0xffc12345, 1, 0x807fffff, 0x00800000, 0x7f7fffff, 0x3f800000,
+		0xbf800000, 0x33800000,
+	};
+	static const uint64_t sp64[] = {
+		0, 0x8000000000000000, 0x7ff0000000000000, 0xfff0000000000000,
+		0x7ff8000000000000, 0x7ff0000000000001, 1, 0x800fffffffffffff,
+		0x7fefffffffffffff, 0x3ff0000000000000,
+	};
+	static const uint64_t sp16[] = {
+		0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfd55, 1, 0x83ff,
+		0x0400, 0x7bff, 0x3c00, 0xbc00,
+	};
+	static const uint64_t spb[] = {
+		0, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffa5, 1, 0x807f,
+		0x0080, 0x7f7f, 0x3f80, 0xbf80,
+	};
+	uint64_t r = unit_rand();
+	bool special = (r & 7) == 0;
+
+	r = unit_rand();
+	switch (dt) {
+	case COLLX_FP32:
+		if (special)
+			return sp32[r % ARRAY_SIZE(sp32)];
+		/* mostly moderate exponents so sums round, not just absorb */
+		return (r & 3) ? ((r >> 8) & 0x807fffff) | (0x3c000000 + ((r & 0x3f) << 23)) :
+			(uint32_t)r;
+	case COLLX_FP64:
+		if (special)
+			return sp64[r % ARRAY_SIZE(sp64)];
+		return (r & 3) ? ((r >> 8) & 0x800fffffffffffffULL) |
+			((0x3c0ULL + ((r >> 2) & 0x7f)) << 52) : r;
+	case COLLX_FP16:
+		return special ? sp16[r % ARRAY_SIZE(sp16)] : (uint16_t)r;
+	case COLLX_BF16:
+		return special ? spb[r % ARRAY_SIZE(spb)] : (uint16_t)r;
+	default:
+		return r;	/* truncated to the element size by put_bits */
+	}
+}
+
+/* ---- known answers ---- */
+
+static void test_vectors(void)
+{
+	/* 37 elements: two vector loops and a scalar tail for every type */
+	enum { N = 37 };
+	uint64_t d[N], s[N];
+	size_t v, i;
+	int impl;
+
+	for (v = 0; v < ARRAY_SIZE(collx_reduce_vectors); v++) {
+		const struct collx_reduce_vec *c = &collx_reduce_vectors[v];
+		size_t es = collx_dtype_size(c->dtype);
+
+		for (impl = COLLX_REDUCE_SCALAR; impl < COLLX_REDUCE_IMPL_COUNT; impl++) {
+			bool ok = true;
+			int ret;
+
+			if (!collx_reduce_impl_available(impl))
+				continue;
+			for (i = 0; i < N; i++) {
+				put_bits(d, es, i, c->a);
+				put_bits(s, es, i, c->b);
+			}
+			if (c->op == COLLX_OP_AVG)
+				ret = collx_reduce_scale_avg_with(impl, d, N, c->dtype, c->b);
+			else
+				ret = collx_reduce_with(impl, d, s, N, c->dtype, c->op);
+			for (i = 0; i < N; i++)
+				ok &= get_bits(d, es, i) == c->expect;
+			/* the independent reference agrees with the table */
+			if (c->op == COLLX_OP_AVG)
+				ok &= ref_scale(c->dtype, c->a, c->b) == c->expect;
+			else
+				ok &= ref_elem(c->dtype, c->op, c->a, c->b) == c->expect;
+			if (!unit_ok(!ret && ok, "reduce.vector.%s.%s", c->name,
+				     collx_reduce_impl_name(impl)))
+				unit_diag("got 0x%llx want 0x%llx (ret %d)",
+					  (unsigned long long)get_bits(d, es, 0),
+					  (unsigned long long)c->expect, ret);
+		}
+	}
+}
+
+/* ---- conversions ---- */
+
+__attribute__((target("f16c")))
+static uint32_t hw_h2f(uint16_t h)
+{
+	return f32b(_cvtsh_ss(h));
+}
+
+__attribute__((target("f16c")))
+static uint16_t hw_f2h(uint32_t f)
+{
+	return _cvtss_sh(f32(f), 0);
+}
+
+static void test_fp16_exhaustive(void)
+{
+	bool hw = __builtin_cpu_supports("f16c");
+	unsigned int bad_ref = 0, bad_rt = 0, bad_hw = 0;
+	uint32_t h, f;
+
+	for (h = 0; h < 65536; h++) {
+		_Float16 x = f16(h);
+
+		f = collx_fp16_to_f32_bits(h);
+		if (isnan(x)) {
+			if (!isnan(f32(f)) || (f & 0x80000000) != ((h & 0x8000) << 16) ||
+			    ((f >> 13) & 0x3ff) != ((h & 0x3ff) | 0x200))
+				bad_ref++;
+			if (collx_f32_bits_to_fp16(f) != (h | 0x200))
+				bad_rt++;
+		} else {
+			if (f != f32b((float)x))
+				bad_ref++;
+			if (collx_f32_bits_to_fp16(f) != h)
+				bad_rt++;
+		}
+		if (hw && (hw_h2f(h) != f || hw_f2h(f) != collx_f32_bits_to_fp16(f)))
+			bad_hw++;
+	}
+	unit_ok(!bad_ref, "fp16.all_65536_to_f32_exact (%u wrong)", bad_ref);
+	unit_ok(!bad_rt, "fp16.all_65536_round_trip (%u wrong)", bad_rt);
+	if (hw)
+		unit_ok(!bad_hw, "fp16.all_65536_match_f16c (%u differ)", bad_hw);
+}
+
+static void test_bf16_exhaustive(void)
+{
+	unsigned int bad_ref = 0, bad_rt = 0;
+	uint32_t b, f;
+
+	for (b = 0; b < 65536; b++) {
+		f = collx_bf16_to_f32_bits(b);
+		if (f != b << 16)
+			bad_ref++;
+		if (collx_f32_bits_to_bf16(f) != (isnan(f32(f)) ? (b | 0x40) : b))
+			bad_rt++;
+	}
+	unit_ok(!bad_ref, "bf16.all_65536_to_f32_exact (%u wrong)", bad_ref);
+	unit_ok(!bad_rt, "bf16.all_65536_round_trip (%u wrong)", bad_rt);
+}
+
+/*
+ * Binary32 -> 16-bit rounding around every 16-bit value: the midpoint to
+ * its neighbour and one binary32 ulp either side, both signs; plus random
+ * binary32 values.  Checked against _Float16 (libgcc, correctly rounded),
+ * F16C, and the distance-based bf16 reference.
+ */
+static void test_narrowing(void)
+{
+	bool hw = __builtin_cpu_supports("f16c");
+	unsigned int bad16 = 0, badhw = 0, badbf = 0, n16 = 0, nbf = 0;
+	uint32_t m, f, mid, lo, hi;
+	int k, d;
+
+	for (m = 0; m < 0x7c00; m++) {	/* fp16 magnitudes below inf */
+		lo = collx_fp16_to_f32_bits(m);
+		hi = collx_fp16_to_f32_bits(m + 1);
+		mid = f32b((f32(lo) + f32(hi)) / 2);	/* exact */
+		for (k = 0; k < 2; k++) {
+			for (d = -1; d <= 1; d++) {
+				f = (mid + d) | (k ? 0x80000000 : 0);
+				n16++;
+				if (collx_f32_bits_to_fp16(f) != f16b((_Float16)f32(f)))
+					bad16++;
+				if (hw && hw_f2h(f) != collx_f32_bits_to_fp16(f))
+					badhw++;
+			}
+		}
+	}
+	for (m = 0; m < 0x7f80; m++) {	/* bf16 magnitudes below inf */
+		mid = (m << 16) | 0x8000;
+		for (k = 0; k < 2; k++) {
+			for (d = -1; d <= 1; d++) {
+				f = (mid + d) | (k ? 0x80000000 : 0);
+				nbf++;
+				if (collx_f32_bits_to_bf16(f) != ref_bf16(f32(f)))
+					badbf++;
+			}
+		}
+	}
+	for (k = 0; k < 1000000; k++) {
+		f = (uint32_t)unit_rand();
+		n16++;
+		nbf++;
+		if (!isnan(f32(f)) &&
+		    collx_f32_bits_to_fp16(f) != f16b((_Float16)f32(f)))
+			bad16++;
+		if (hw && hw_f2h(f) != collx_f32_bits_to_fp16(f))
+			badhw++;
+		if (!isnan(f32(f)) && collx_f32_bits_to_bf16(f) != ref_bf16(f32(f)))
+			badbf++;
+	}
+	unit_ok(!bad16, "fp16.narrowing_rne_vs_Float16 (%u of %u wrong)", bad16, n16);
+	if (hw)
+		unit_ok(!badhw, "fp16.narrowing_matches_f16c incl. NaN payloads (%u differ)",
+			badhw);
+	unit_ok(!badbf, "bf16.narrowing_rne_vs_reference (%u of %u wrong)", badbf, nbf);
+}
+
+/* ---- differential: AVX2 vs scalar vs reference ---- */
+
+static void test_random(int dt, int op)
+{
+	size_t es = collx_dtype_size(dt);
+	unsigned int bad_ref = 0, bad_simd = 0, bad_ret = 0, trials = 0;
+	size_t maxn = 70000;
+	char *a = malloc(maxn * es + 64), *b = malloc(maxn * es + 64);
+	char *x = malloc(maxn * es + 64), *y = malloc(maxn * es + 64);
+	int t;
+
+	for (t = 0; t < 40; t++) {
+		/* short odd lengths and misalignments, and some long runs */
+		size_t n = t < 36 ? unit_rand() % 300 : 20000 + unit_rand() % 50000;
+		size_t off = unit_rand() % 8;
+		uint32_t nranks = 1 + unit_rand() % 9;
+		char *d1 = x + off, *d2 = y + off, *s = b + off;
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			put_bits(a, es, i, rand_val(dt));
+			put_bits(s, es, i, rand_val(dt));
+		}
+		memcpy(d1, a, n * es);
+		memcpy(d2, a, n * es);
+		if (op == COLLX_OP_AVG) {
+			/* sum, then scale: the whole avg */
+			bad_ret += !!collx_reduce_with(COLLX_REDUCE_SCALAR, d1, s, n, dt, op);
+			bad_ret += !!collx_reduce_scale_avg_with(COLLX_REDUCE_SCALAR, d1, n, dt,
+								 nranks);
+		} else {
+			bad_ret += !!collx_reduce_with(COLLX_REDUCE_SCALAR, d1, s, n, dt, op);
+		}
+		for (i = 0; i < n; i++) {
+			uint64_t want = ref_elem(dt, op, get_bits(a, es, i),
+						 get_bits(s, es, i));
+
+			if (op == COLLX_OP_AVG)
+				want = ref_scale(dt, want, nranks);
+			if (get_bits(d1, es, i) != want) {
+				if (bad_ref++ < 3)
+					unit_diag("%s.%s [%zu] a=0x%llx b=0x%llx got 0x%llx want 0x%llx",
+						  dt_name[dt], op_name[op], i,
+						  (unsigned long long)get_bits(a, es, i),
+						  (unsigned long long)get_bits(s, es, i),
+						  (unsigned long long)get_bits(d1, es, i),
+						  (unsigned long long)want);
+			}
+		}
+		if (have_avx2) {
+			bad_ret += !!collx_reduce_with(COLLX_REDUCE_AVX2, d2, s, n, dt, op);
+			if (op == COLLX_OP_AVG)
+				bad_ret += !!collx_reduce_scale_avg_with(COLLX_REDUCE_AVX2, d2,
+									 n, dt, nranks);
+			if (memcmp(d1, d2, n * es))
+				bad_simd++;
+		}
+		trials++;
+	}
+	unit_ok(!bad_ref && !bad_ret, "reduce.random.%s.%s.scalar_vs_reference (%u wrong)",
+		dt_name[dt], op_name[op], bad_ref);
+	if (have_avx2)
+		unit_ok(!bad_simd, "reduce.random.%s.%s.avx2_bit_identical (%u of %u runs differ)",
+			dt_name[dt], op_name[op], bad_simd, trials);
+	free(a);
+	free(b);
+	free(x);
+	free(y);
+}
+
+/* src == dst is allowed: x = x (op) x */
+static void test_inplace(void)
+{
+	float buf[100];
+	size_t i;
+	bool ok = true;
+
+	for (i = 0; i < 100; i++)
+		buf[i] = (float)i;
+	ok &= !collx_reduce(buf, buf, 100, COLLX_FP32, COLLX_OP_SUM);
+	for (i = 0; i < 100; i++)
+		ok &= buf[i] == 2.0f * i;
+	unit_ok(ok, "reduce.api.src_equals_dst");
+}
+
+static void test_api(void)
+{
+	uint32_t buf[4] = { 0 };
+
+	unit_ok(collx_reduce(buf, buf, 4, COLLX_DTYPE_COUNT, COLLX_OP_SUM) == -EINVAL,
+		"reduce.api.bad_dtype_einval");
+	unit_ok(collx_reduce(buf, buf, 4, COLLX_INT32, COLLX_OP_COUNT) == -EINVAL,
+		"reduce.api.bad_op_einval");
+	unit_ok(collx_reduce(buf, buf, SIZE_MAX / 2, COLLX_FP64, COLLX_OP_SUM) == -EINVAL,
+		"reduce.api.count_overflow_einval");
+	unit_ok(collx_reduce(NULL, NULL, 0, COLLX_FP32, COLLX_OP_SUM) == 0,
+		"reduce.api.count_zero_ok");
+	unit_ok(collx_reduce_scale_avg(buf, 4, COLLX_INT32, 0) == -EINVAL,
+		"reduce.api.avg_zero_ranks_einval");
+	unit_ok(collx_reduce_with(COLLX_REDUCE_IMPL_COUNT, buf, buf, 4, COLLX_INT32,
+				  COLLX_OP_SUM) == -EINVAL,
+		"reduce.api.bad_impl_einval");
+	unit_ok(have_avx2 == collx_reduce_impl_available(COLLX_REDUCE_AVX2),
+		"reduce.api.avx2_available_matches_cpuid (%s)",
+		have_avx2 ? "yes" : "no");
+	unit_ok(!strcmp(collx_reduce_impl_name(COLLX_REDUCE_AUTO),
+			have_avx2 ? "avx2" : "scalar"),
+		"reduce.api.auto_picks_fastest (%s)",
+		collx_reduce_impl_name(COLLX_REDUCE_AUTO));
+	unit_ok(collx_dtype_size(COLLX_BF16) == 2 && collx_dtype_size(COLLX_INT64) == 8 &&
+		collx_dtype_size(COLLX_DTYPE_COUNT) == 0, "reduce.api.dtype_size");
+	test_inplace();
+}
+
+void test_reduce(void)
+{
+	int dt, op;
+
+	have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+	test_api();
+	test_vectors();
+	test_fp16_exhaustive();
+	test_bf16_exhaustive();
+	test_narrowing();
+	for (dt = 0; dt < NDT; dt++)
+		for (op = 0; op < COLLX_OP_COUNT; op++)
+			test_random(dt, op);
+}
