@@ -74,8 +74,26 @@ static int collx_cm_request(struct rdma_cm_id *cm_id,
 	}
 
 	mutex_lock(&peer->mutex);
-	if (peer->closing || peer->cm_id || peer->state != COLLX_PEER_IDLE) {
+	if (peer->closing) {
 		reason = COLLX_REJ_BUSY;
+		goto out_unlock;
+	}
+	if (peer->cm_id || peer->state != COLLX_PEER_IDLE) {
+		/*
+		 * The predecessor connects again, so it gave up on the
+		 * connection we hold (its reply or ours got lost).  While the
+		 * comm is still connecting, drop ours and let its retry in.
+		 */
+		if (READ_ONCE(comm->state) == COLLX_COMM_CONNECTING) {
+			queue_delayed_work(collx_wq, &peer->retry_work, 0);
+			reason = COLLX_REJ_NOT_READY;
+		} else {
+			reason = COLLX_REJ_BUSY;
+		}
+		pr_info_ratelimited("comm %u: rank %u connects again (ours: %s)%s\n",
+				    comm->id, peer->rank,
+				    collx_peer_state_name(peer->state),
+				    reason == COLLX_REJ_BUSY ? ", refused" : "");
 		goto out_unlock;
 	}
 	cm_id->context = peer;
@@ -168,7 +186,8 @@ static int collx_cm_outgoing_event(struct collx_peer *peer,
 		peer->state = COLLX_PEER_HANDSHAKE;
 		/* READY from the neighbour completes the handshake. */
 		if (collx_peer_post_reg(peer))
-			collx_peer_set_state(peer, COLLX_PEER_FAILED, -ECONNRESET);
+			collx_peer_set_state(peer, COLLX_PEER_FAILED,
+					     -ECONNRESET);
 		return 0;
 	case RDMA_CM_EVENT_REJECTED:
 		rej = rdma_consumer_reject_data(cm_id, ev, &rej_len);
@@ -188,11 +207,10 @@ static int collx_cm_outgoing_event(struct collx_peer *peer,
 		return 0;
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		if (peer->state == COLLX_PEER_READY) {
+		if (peer->state == COLLX_PEER_READY)
 			collx_peer_broken(peer, -ECONNRESET);
-		} else {
+		else
 			collx_cm_retry_later(peer, -ETIMEDOUT);
-		}
 		return 0;
 	default:
 		return -EAGAIN;
@@ -206,7 +224,8 @@ static int collx_cm_incoming_event(struct collx_peer *peer,
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (collx_peer_post_reg(peer) || collx_peer_send_ready(peer)) {
-			collx_peer_set_state(peer, COLLX_PEER_FAILED, -ECONNRESET);
+			collx_peer_set_state(peer, COLLX_PEER_FAILED,
+					     -ECONNRESET);
 			return 0;
 		}
 		collx_peer_set_state(peer, COLLX_PEER_READY, 0);
@@ -301,6 +320,9 @@ int collx_cm_connect(struct collx_peer *peer)
  * collx_cm_retry_work() - try the outgoing connection again
  * @work: the peer's retry_work
  *
+ * On the incoming connection it only drops a stale accepted attempt, so
+ * that the predecessor's next request can be accepted.
+ *
  * Context: collx_wq.
  */
 void collx_cm_retry_work(struct work_struct *work)
@@ -317,6 +339,15 @@ void collx_cm_retry_work(struct work_struct *work)
 	}
 	old = peer->cm_id;
 	collx_peer_release_rdma(peer, false);
+	if (!peer->outgoing) {
+		/* A stale accepted connection: make room for the new one. */
+		peer->state = COLLX_PEER_IDLE;
+		peer->err = 0;
+		mutex_unlock(&peer->mutex);
+		if (old)
+			rdma_destroy_id(old);
+		return;
+	}
 	mutex_unlock(&peer->mutex);
 	/* Outside the mutex: destroying waits for the id's handler. */
 	if (old)

@@ -123,6 +123,25 @@ void collx_comm_fail(struct collx_comm *comm, int err, u32 rank)
 	queue_work(collx_wq, &comm->work);
 }
 
+/* Make @comm findable by incoming connections; its (key, rank) is unique. */
+static int collx_comm_register(struct collx_comm *comm)
+{
+	struct collx_comm *other;
+	int ret = 0;
+
+	mutex_lock(&collx_comm_registry_lock);
+	list_for_each_entry(other, &collx_comm_registry, registry) {
+		if (other->key == comm->key && other->rank == comm->rank) {
+			ret = -EEXIST;
+			break;
+		}
+	}
+	if (!ret)
+		list_add_tail(&comm->registry, &collx_comm_registry);
+	mutex_unlock(&collx_comm_registry_lock);
+	return ret;
+}
+
 static int collx_comm_copy_addrs(struct collx_comm *comm,
 				 const struct collx_comm_create *cmd)
 {
@@ -158,26 +177,41 @@ static int collx_comm_copy_addrs(struct collx_comm *comm,
 	return 0;
 }
 
+static bool collx_peer_settled(struct collx_peer *peer)
+{
+	enum collx_peer_state state = READ_ONCE(peer->state);
+
+	return state == COLLX_PEER_READY || state == COLLX_PEER_FAILED;
+}
+
+/* Failed for a reason of its own (refused, unreachable), not a reset. */
+static bool collx_peer_refused(struct collx_peer *peer)
+{
+	return READ_ONCE(peer->state) == COLLX_PEER_FAILED &&
+	       READ_ONCE(peer->err) != -ECONNRESET;
+}
+
 static bool collx_comm_connect_done(struct collx_comm *comm)
 {
 	if (READ_ONCE(comm->state) != COLLX_COMM_CONNECTING)
 		return true;
-	if (READ_ONCE(comm->next.state) == COLLX_PEER_FAILED ||
-	    READ_ONCE(comm->prev.state) == COLLX_PEER_FAILED)
+	if (collx_peer_refused(&comm->next) || collx_peer_refused(&comm->prev))
 		return true;
-	return READ_ONCE(comm->next.state) == COLLX_PEER_READY &&
-	       READ_ONCE(comm->prev.state) == COLLX_PEER_READY;
+	return collx_peer_settled(&comm->next) &&
+	       collx_peer_settled(&comm->prev);
 }
 
 /*
  * Wait for both connections.  On failure set the errno and the rank to
- * blame: a failed connection names its peer; a timeout names the side
- * that is not up (our successor first, as we drive that one).
+ * blame.  A neighbour that never connected is the answer to "who is
+ * missing", so it is named before one whose connection was reset (which
+ * may only have given up on the missing rank itself).
  */
 static int collx_comm_wait_connected(struct collx_comm *comm, u32 *rank)
 {
 	long left = msecs_to_jiffies(comm->timeout_ms);
-	struct collx_peer *next = &comm->next, *prev = &comm->prev;
+	struct collx_peer *peers[] = { &comm->next, &comm->prev };
+	unsigned int i;
 
 	left = wait_event_interruptible_timeout(comm->connected,
 						collx_comm_connect_done(comm),
@@ -190,21 +224,24 @@ static int collx_comm_wait_connected(struct collx_comm *comm, u32 *rank)
 		*rank = comm->failed_rank;
 		return comm->err;
 	}
-	if (next->state == COLLX_PEER_FAILED) {
-		*rank = next->rank;
-		return next->err ? next->err : -ETIMEDOUT;
+	for (i = 0; i < ARRAY_SIZE(peers); i++) {
+		if (collx_peer_refused(peers[i])) {
+			*rank = peers[i]->rank;
+			return peers[i]->err;
+		}
 	}
-	if (prev->state == COLLX_PEER_FAILED) {
-		*rank = prev->rank;
-		return prev->err ? prev->err : -ECONNRESET;
+	for (i = 0; i < ARRAY_SIZE(peers); i++) {
+		if (!collx_peer_settled(peers[i])) {
+			*rank = peers[i]->rank;
+			return peers[i]->err == -EHOSTUNREACH ? -EHOSTUNREACH :
+								 -ETIMEDOUT;
+		}
 	}
-	if (next->state != COLLX_PEER_READY) {
-		*rank = next->rank;
-		return next->err == -EHOSTUNREACH ? -EHOSTUNREACH : -ETIMEDOUT;
-	}
-	if (prev->state != COLLX_PEER_READY) {
-		*rank = prev->rank;
-		return -ETIMEDOUT;
+	for (i = 0; i < ARRAY_SIZE(peers); i++) {
+		if (READ_ONCE(peers[i]->state) == COLLX_PEER_FAILED) {
+			*rank = peers[i]->rank;
+			return -ECONNRESET;
+		}
 	}
 	return 0;
 }
@@ -274,20 +311,7 @@ int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 	if (ret)
 		goto out_put;
 
-	mutex_lock(&collx_comm_registry_lock);
-	{
-		struct collx_comm *other;
-
-		list_for_each_entry(other, &collx_comm_registry, registry) {
-			if (other->key == comm->key && other->rank == comm->rank) {
-				ret = -EEXIST;
-				break;
-			}
-		}
-		if (!ret)
-			list_add_tail(&comm->registry, &collx_comm_registry);
-	}
-	mutex_unlock(&collx_comm_registry_lock);
+	ret = collx_comm_register(comm);
 	if (ret)
 		goto out_erase;
 	collx_debugfs_comm_add(comm);

@@ -169,11 +169,11 @@ int collx_device_bind(struct collx_comm *comm, struct ib_device *ibdev)
 
 	mutex_lock(&collx_devs_lock);
 	cdev = ib_get_client_data(ibdev, &collx_ib_client);
-	if (!cdev || cdev->removed)
+	if (!cdev || cdev->removed) {
 		ret = -ENODEV;
-	else if (comm->dev && comm->dev != cdev)
+	} else if (comm->dev && comm->dev != cdev) {
 		ret = -EXDEV;
-	else if (!comm->dev) {
+	} else if (!comm->dev) {
 		comm->dev = cdev;
 		list_add_tail(&comm->dev_entry, &cdev->comms);
 	}

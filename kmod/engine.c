@@ -423,7 +423,7 @@ static void collx_describe_peer(struct seq_file *m, struct collx_peer *peer)
 void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
 {
 	struct collx_op *op;
-	u32 phase, step, i = 0;
+	u32 phase, step, idle_ms;
 
 	mutex_lock(&comm->lock);
 	seq_printf(m, "comm %u key %#llx rank %u/%u state %s timeout %u ms device %s\n",
@@ -437,12 +437,12 @@ void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
 		collx_describe_peer(m, &comm->next);
 		collx_describe_peer(m, &comm->prev);
 	}
-	seq_printf(m, "ops started %llu, queued %u\n", comm->op_seq, comm->nops);
+	seq_printf(m, "ops started %llu, queued %u\n", comm->op_seq,
+		   comm->nops);
+	idle_ms = jiffies_to_msecs(jiffies - comm->progress_jiffies);
 	list_for_each_entry(op, &comm->ops, entry) {
-		if (!op->started) {
-			i++;
+		if (!op->started)
 			continue;
-		}
 		collx_op_where(op, &phase, &step);
 		seq_printf(m, "op %llu allreduce dtype %u redop %u count %llu: %s step %u, units sent %u/%u received %u/%u, ",
 			   op->id, op->dtype, op->redop, op->count,
@@ -451,12 +451,10 @@ void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
 			   op->sent, op->units, op->recvd, op->units);
 		if (op->recvd < op->units)
 			seq_printf(m, "waiting for rank %u (data) since %u ms\n",
-				   comm->prev.rank,
-				   jiffies_to_msecs(jiffies - comm->progress_jiffies));
+				   comm->prev.rank, idle_ms);
 		else
 			seq_printf(m, "waiting for rank %u (credits/acks) since %u ms\n",
-				   comm->next.rank,
-				   jiffies_to_msecs(jiffies - comm->progress_jiffies));
+				   comm->next.rank, idle_ms);
 	}
 	mutex_unlock(&comm->lock);
 }

@@ -18,7 +18,7 @@
 #include "trace.h"
 
 /* Largest buffer a collective may use, a bound well below any overflow. */
-#define COLLX_MAX_BYTES		(1ULL << 40)
+#define COLLX_MAX_BYTES		BIT_ULL(40)
 
 static void collx_op_free(struct collx_op *op)
 {
@@ -212,6 +212,13 @@ static bool collx_op_take(struct collx_file *cf, struct collx_op *op)
 	return mine;
 }
 
+static long collx_op_sleep(struct collx_file *cf, struct collx_op *op,
+			   long left)
+{
+	return wait_event_interruptible_timeout(cf->wq, READ_ONCE(op->done),
+						left);
+}
+
 /**
  * collx_op_wait() - COLLX_IOC_WAIT
  * @cf: the file
@@ -244,9 +251,7 @@ int collx_op_wait(struct collx_file *cf, struct collx_wait *cmd)
 		if (!left)
 			ret = -EAGAIN;
 		else
-			left = wait_event_interruptible_timeout(cf->wq,
-								READ_ONCE(op->done),
-								left);
+			left = collx_op_sleep(cf, op, left);
 		if (!ret && left < 0)
 			ret = -EINTR;
 		else if (!ret && !READ_ONCE(op->done))

@@ -137,7 +137,8 @@ static void collx_peer_recv_ready(struct collx_peer *peer, u32 idx, u32 len)
 
 static void collx_peer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct collx_recv *rv = container_of(wc->wr_cqe, struct collx_recv, cqe);
+	struct collx_recv *rv = container_of(wc->wr_cqe, struct collx_recv,
+					     cqe);
 	struct collx_peer *peer = rv->peer;
 	unsigned long flags;
 	bool kick = false;
@@ -217,7 +218,8 @@ static void collx_staging_free(struct ib_device *ibdev,
 	if (st->mr)
 		ib_dereg_mr(st->mr);
 	if (st->sgt.nents)
-		ib_dma_unmap_sgtable_attrs(ibdev, &st->sgt, DMA_BIDIRECTIONAL, 0);
+		ib_dma_unmap_sgtable_attrs(ibdev, &st->sgt, DMA_BIDIRECTIONAL,
+					   0);
 	sg_free_table(&st->sgt);
 	if (st->kva)
 		vunmap(st->kva);

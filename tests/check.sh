@@ -95,14 +95,21 @@ stage_build() {
 	fi
 }
 
+# Host tests: the shared core (tests/unit), libcollx (tests/unit/lib) and
+# collx-netmon's attribution logic (bpf check), each printing TAP.
 stage_unit() {
-	if [ ! -f tests/unit/Makefile ]; then
-		echo "not ok - unit: tests/unit/Makefile missing"
-		return
-	fi
-	make --no-print-directory -s -C tests/unit check 2>&1 | tee "$LOGS/unit.log" |
-		grep -E '^(ok|not ok|#)' | unnumber
-	[ "${PIPESTATUS[0]}" = 0 ] || echo "not ok - unit: make -C tests/unit check failed (log: .build/check/unit.log)"
+	local dir name
+	for dir in tests/unit tests/unit/lib bpf; do
+		name=$(echo "$dir" | tr / _)
+		if [ ! -f "$dir/Makefile" ]; then
+			echo "not ok - unit: $dir/Makefile missing"
+			continue
+		fi
+		make --no-print-directory -s -C "$dir" check 2>&1 | tee "$LOGS/unit-$name.log" |
+			grep -E '^(ok|not ok|#)' | unnumber
+		[ "${PIPESTATUS[0]}" = 0 ] ||
+			echo "not ok - unit: make -C $dir check failed (log: .build/check/unit-$name.log)"
+	done
 }
 
 stage_kunit() {

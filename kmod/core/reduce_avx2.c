@@ -43,6 +43,116 @@ typedef s16 __attribute__((vector_size(16))) h16_vec;	/* 8 x fp16 */
 #define VST(p, v)	__builtin_memcpy((p), &(v), sizeof(v))
 
 /*
+ * x86 max/min and unordered compares.  vmaxps/vminps return the second
+ * operand when either is NaN or both are zeros; the callers fix those
+ * cases, symmetrically.  sparse knows none of these builtins.
+ */
+#ifndef __CHECKER__
+#define X86_MAXPS(a, b)		__builtin_ia32_maxps256(a, b)
+#define X86_MINPS(a, b)		__builtin_ia32_minps256(a, b)
+#define X86_MAXPD(a, b)		__builtin_ia32_maxpd256(a, b)
+#define X86_MINPD(a, b)		__builtin_ia32_minpd256(a, b)
+#define X86_UNORDPS(a, b)	__builtin_ia32_cmpps256(a, b, 3)
+#define X86_UNORDPD(a, b)	__builtin_ia32_cmppd256(a, b, 3)
+#else
+#define X86_MAXPS(a, b)		((a) + (b))
+#define X86_MINPS(a, b)		((a) + (b))
+#define X86_MAXPD(a, b)		((a) + (b))
+#define X86_MINPD(a, b)		((a) + (b))
+#define X86_UNORDPS(a, b)	((a) + (b))
+#define X86_UNORDPD(a, b)	((a) + (b))
+#endif
+
+/*
+ * Integer max/min: vpmax/vpmin for 8 and 32 bits (the builtins take plain
+ * char and int lanes whatever the signedness); 64-bit lanes have no AVX2
+ * max/min, so compare and blend.
+ */
+typedef char __attribute__((vector_size(32))) c8_vec;
+
+#ifndef __CHECKER__
+#define X86_PMAXSB(a, b)	__builtin_ia32_pmaxsb256(a, b)
+#define X86_PMINSB(a, b)	__builtin_ia32_pminsb256(a, b)
+#define X86_PMAXUB(a, b)	__builtin_ia32_pmaxub256(a, b)
+#define X86_PMINUB(a, b)	__builtin_ia32_pminub256(a, b)
+#define X86_PMAXSD(a, b)	__builtin_ia32_pmaxsd256(a, b)
+#define X86_PMINSD(a, b)	__builtin_ia32_pminsd256(a, b)
+#define X86_PMAXUD(a, b)	__builtin_ia32_pmaxud256(a, b)
+#define X86_PMINUD(a, b)	__builtin_ia32_pminud256(a, b)
+#else
+#define X86_PMAXSB(a, b)	((a) + (b))
+#define X86_PMINSB(a, b)	((a) + (b))
+#define X86_PMAXUB(a, b)	((a) + (b))
+#define X86_PMINUB(a, b)	((a) + (b))
+#define X86_PMAXSD(a, b)	((a) + (b))
+#define X86_PMINSD(a, b)	((a) + (b))
+#define X86_PMAXUD(a, b)	((a) + (b))
+#define X86_PMINUD(a, b)	((a) + (b))
+#endif
+
+static __always_inline s8_vec COLLX_AVX2 s8_minmax(s8_vec a, s8_vec b,
+						   int op)
+{
+	c8_vec x = (c8_vec)a, y = (c8_vec)b;
+
+	if (op == COLLX_OP_MAX)
+		return (s8_vec)X86_PMAXSB(x, y);
+	return (s8_vec)X86_PMINSB(x, y);
+}
+
+static __always_inline u8_vec COLLX_AVX2 u8_minmax(u8_vec a, u8_vec b,
+						   int op)
+{
+	c8_vec x = (c8_vec)a, y = (c8_vec)b;
+
+	if (op == COLLX_OP_MAX)
+		return (u8_vec)X86_PMAXUB(x, y);
+	return (u8_vec)X86_PMINUB(x, y);
+}
+
+static __always_inline s32_vec COLLX_AVX2 s32_minmax(s32_vec a, s32_vec b,
+						     int op)
+{
+	if (op == COLLX_OP_MAX)
+		return X86_PMAXSD(a, b);
+	return X86_PMINSD(a, b);
+}
+
+static __always_inline u32_vec COLLX_AVX2 u32_minmax(u32_vec a, u32_vec b,
+						     int op)
+{
+	s32_vec x = (s32_vec)a, y = (s32_vec)b;
+
+	if (op == COLLX_OP_MAX)
+		return (u32_vec)X86_PMAXUD(x, y);
+	return (u32_vec)X86_PMINUD(x, y);
+}
+
+static __always_inline s64_vec COLLX_AVX2 s64_minmax(s64_vec a, s64_vec b,
+						     int op)
+{
+	s64_vec m;
+
+	if (op == COLLX_OP_MAX)
+		m = (s64_vec)(a > b);
+	else
+		m = (s64_vec)(a < b);
+	return (a & m) | (b & ~m);
+}
+
+static __always_inline u64_vec COLLX_AVX2 u64_minmax(u64_vec a, u64_vec b,
+						     int op)
+{
+	u64_vec m;
+
+	if (op == COLLX_OP_MAX)
+		m = (u64_vec)(a > b);
+	else
+		m = (u64_vec)(a < b);
+	return (a & m) | (b & ~m);
+}
+
+/*
  * One 32-byte vector of integers: dst = dst (op) src.  @op is a constant
  * after inlining.  Sum and product are computed unsigned (wrapping),
  * comparisons in the element's own type.
@@ -51,21 +161,16 @@ typedef s16 __attribute__((vector_size(16))) h16_vec;	/* 8 x fp16 */
 static __always_inline void COLLX_AVX2 S##_vop(u8 *d, const u8 *s,	\
 					       int op)			\
 {									\
-	S##_vec a, b, m;						\
+	S##_vec a, b;							\
 									\
 	VLD(a, d);							\
 	VLD(b, s);							\
-	if (op == COLLX_OP_SUM) {					\
+	if (op == COLLX_OP_SUM)						\
 		a = (S##_vec)((U##_vec)a + (U##_vec)b);			\
-	} else if (op == COLLX_OP_PROD) {				\
+	else if (op == COLLX_OP_PROD)					\
 		a = (S##_vec)((U##_vec)a * (U##_vec)b);			\
-	} else {							\
-		if (op == COLLX_OP_MAX)					\
-			m = (S##_vec)(a > b);				\
-		else							\
-			m = (S##_vec)(a < b);				\
-		a = (a & m) | (b & ~m);					\
-	}								\
+	else								\
+		a = S##_minmax(a, b, op);				\
 	VST(d, a);							\
 }
 
@@ -81,64 +186,70 @@ INT_VOP(u64, u64)
  * max/min as IEEE 754-2019 maximum/minimum (NaN wins, -0 < +0; equal
  * operands give the AND (max) or OR (min) of their bits).
  */
+static __always_inline f32_vec COLLX_AVX2 f32_canon(f32_vec f, s32_vec nan)
+{
+	return (f32_vec)(((s32_vec)f & ~nan) | (nan & (s32)COLLX_F32_QNAN));
+}
+
 static __always_inline f32_vec COLLX_AVX2 f32_lanes(f32_vec a, f32_vec b,
 						    int op)
 {
-	s32_vec ai = (s32_vec)a, bi = (s32_vec)b, gt, lt, eq, r, nan;
-	f32_vec f;
+	s32_vec ai = (s32_vec)a, bi = (s32_vec)b, r;
+	s32_vec nan = (s32_vec)X86_UNORDPS(a, b);
 
-	if (op == COLLX_OP_SUM || op == COLLX_OP_PROD) {
-		f = op == COLLX_OP_SUM ? a + b : a * b;
-		nan = (s32_vec)(f != f);
-		r = ((s32_vec)f & ~nan) | (nan & (s32)COLLX_F32_QNAN);
-		return (f32_vec)r;
-	}
-	gt = (s32_vec)(a > b);
-	lt = (s32_vec)(a < b);
-	eq = (s32_vec)(a == b);
+	if (op == COLLX_OP_SUM)
+		return f32_canon(a + b, (s32_vec)(a + b != a + b));
+	if (op == COLLX_OP_PROD)
+		return f32_canon(a * b, (s32_vec)(a * b != a * b));
+	/*
+	 * Equal operands (+0 and -0 too) give the AND of their bits for max,
+	 * the OR for min, whichever one vmaxps/vminps returned.
+	 */
 	if (op == COLLX_OP_MAX)
-		r = (gt & ai) | (lt & bi) | (eq & ai & bi);
+		r = (s32_vec)X86_MAXPS(a, b) &
+		    ((ai & bi) | (s32_vec)(a != b));
 	else
-		r = (lt & ai) | (gt & bi) | (eq & (ai | bi));
-	return (f32_vec)(r | (~(gt | lt | eq) & (s32)COLLX_F32_QNAN));
+		r = (s32_vec)X86_MINPS(a, b) |
+		    ((ai | bi) & (s32_vec)(a == b));
+	return f32_canon((f32_vec)r, nan);
+}
+
+static __always_inline f64_vec COLLX_AVX2 f64_canon(f64_vec f, s64_vec nan)
+{
+	return (f64_vec)(((s64_vec)f & ~nan) | (nan & (s64)COLLX_F64_QNAN));
 }
 
 static __always_inline f64_vec COLLX_AVX2 f64_lanes(f64_vec a, f64_vec b,
 						    int op)
 {
-	s64_vec ai = (s64_vec)a, bi = (s64_vec)b, gt, lt, eq, r, nan;
-	f64_vec f;
+	s64_vec ai = (s64_vec)a, bi = (s64_vec)b, r;
+	s64_vec nan = (s64_vec)X86_UNORDPD(a, b);
 
-	if (op == COLLX_OP_SUM || op == COLLX_OP_PROD) {
-		f = op == COLLX_OP_SUM ? a + b : a * b;
-		nan = (s64_vec)(f != f);
-		r = ((s64_vec)f & ~nan) | (nan & (s64)COLLX_F64_QNAN);
-		return (f64_vec)r;
-	}
-	gt = (s64_vec)(a > b);
-	lt = (s64_vec)(a < b);
-	eq = (s64_vec)(a == b);
+	if (op == COLLX_OP_SUM)
+		return f64_canon(a + b, (s64_vec)(a + b != a + b));
+	if (op == COLLX_OP_PROD)
+		return f64_canon(a * b, (s64_vec)(a * b != a * b));
 	if (op == COLLX_OP_MAX)
-		r = (gt & ai) | (lt & bi) | (eq & ai & bi);
+		r = (s64_vec)X86_MAXPD(a, b) &
+		    ((ai & bi) | (s64_vec)(a != b));
 	else
-		r = (lt & ai) | (gt & bi) | (eq & (ai | bi));
-	return (f64_vec)(r | (~(gt | lt | eq) & (s64)COLLX_F64_QNAN));
+		r = (s64_vec)X86_MINPD(a, b) |
+		    ((ai | bi) & (s64_vec)(a == b));
+	return f64_canon((f64_vec)r, nan);
 }
 
 static __always_inline f32_vec COLLX_AVX2 f32_div_lanes(f32_vec a, u32 n)
 {
 	f32_vec f = a / (float)n;
-	s32_vec nan = (s32_vec)(f != f);
 
-	return (f32_vec)(((s32_vec)f & ~nan) | (nan & (s32)COLLX_F32_QNAN));
+	return f32_canon(f, (s32_vec)(f != f));
 }
 
 static __always_inline f64_vec COLLX_AVX2 f64_div_lanes(f64_vec a, u32 n)
 {
 	f64_vec f = a / (double)n;
-	s64_vec nan = (s64_vec)(f != f);
 
-	return (f64_vec)(((s64_vec)f & ~nan) | (nan & (s64)COLLX_F64_QNAN));
+	return f64_canon(f, (s64_vec)(f != f));
 }
 
 /* fp16: 8 lanes widened with F16C and rounded back to nearest even. */
@@ -150,7 +261,9 @@ static __always_inline f32_vec COLLX_AVX2 fp16_in(const u8 *p)
 #ifndef __CHECKER__	/* sparse does not know the F16C builtins */
 	return __builtin_ia32_vcvtph2ps256(h);
 #else
-	return (f32_vec){ 0 };
+	f32_vec f = { 0 };
+
+	return f;
 #endif
 }
 
@@ -280,6 +393,102 @@ static __always_inline void COLLX_AVX2 vop(enum collx_dtype dt, u8 *d,
 }
 
 /*
+ * Sum and product of fp32, fp64 and fp16 skip the per-vector NaN
+ * canonicalization: they store the raw result and collect an "unordered"
+ * mask, one compare per two vectors; if any NaN came out, a second pass
+ * over what was just written (in L1: at most one FPU section) replaces
+ * every NaN by the canonical one.  Canonicalization depends on the result
+ * alone, so the bits are the same as canonicalizing lane by lane.
+ */
+static __always_inline bool raw_arith(enum collx_dtype dt, int op)
+{
+	return (op == COLLX_OP_SUM || op == COLLX_OP_PROD) &&
+	       (dt == COLLX_FP32 || dt == COLLX_FP64 || dt == COLLX_FP16);
+}
+
+static __always_inline f32_vec COLLX_AVX2 raw32(f32_vec a, f32_vec b, int op)
+{
+	return op == COLLX_OP_SUM ? a + b : a * b;
+}
+
+static __always_inline f64_vec COLLX_AVX2 raw64(f64_vec a, f64_vec b, int op)
+{
+	return op == COLLX_OP_SUM ? a + b : a * b;
+}
+
+/* Two vops' worth at d and s: raw results stored, their NaN lanes returned */
+static __always_inline u64_vec COLLX_AVX2 raw_pair(enum collx_dtype dt,
+						   u8 *d, const u8 *s, int op)
+{
+	f32_vec a0, a1, b0, b1;
+	f64_vec c0, c1, e0, e1;
+
+	switch (dt) {
+	case COLLX_FP32:
+		VLD(a0, d);
+		VLD(b0, s);
+		VLD(a1, d + 32);
+		VLD(b1, s + 32);
+		a0 = raw32(a0, b0, op);
+		a1 = raw32(a1, b1, op);
+		VST(d, a0);
+		VST(d + 32, a1);
+		return (u64_vec)X86_UNORDPS(a0, a1);
+	case COLLX_FP64:
+		VLD(c0, d);
+		VLD(e0, s);
+		VLD(c1, d + 32);
+		VLD(e1, s + 32);
+		c0 = raw64(c0, e0, op);
+		c1 = raw64(c1, e1, op);
+		VST(d, c0);
+		VST(d + 32, c1);
+		return (u64_vec)X86_UNORDPD(c0, c1);
+	default:
+		a0 = raw32(fp16_in(d), fp16_in(s), op);
+		a1 = raw32(fp16_in(d + 16), fp16_in(s + 16), op);
+		fp16_out(d, a0);
+		fp16_out(d + 16, a1);
+		return (u64_vec)X86_UNORDPS(a0, a1);
+	}
+}
+
+/* Replace every NaN in n elements at d by the canonical NaN. */
+static __always_inline void canon_fixup(enum collx_dtype dt, u8 *d, size_t n)
+{
+	size_t i;
+	u16 h;
+	u32 w;
+	u64 q;
+
+	for (i = 0; i < n; i++) {
+		switch (dt) {
+		case COLLX_FP32:
+			__builtin_memcpy(&w, d + 4 * i, 4);
+			if ((w & 0x7fffffff) > 0x7f800000) {
+				w = COLLX_F32_QNAN;
+				__builtin_memcpy(d + 4 * i, &w, 4);
+			}
+			break;
+		case COLLX_FP64:
+			__builtin_memcpy(&q, d + 8 * i, 8);
+			if ((q & ~(1ULL << 63)) > 0x7ff0000000000000ULL) {
+				q = COLLX_F64_QNAN;
+				__builtin_memcpy(d + 8 * i, &q, 8);
+			}
+			break;
+		default:
+			__builtin_memcpy(&h, d + 2 * i, 2);
+			if ((h & 0x7fff) > 0x7c00) {
+				h = 0x7e00;
+				__builtin_memcpy(d + 2 * i, &h, 2);
+			}
+			break;
+		}
+	}
+}
+
+/*
  * dst = dst (op) src over n elements: two vops per iteration, prefetching
  * ahead, then one more vop if it fits, then the scalar kernel for the tail.
  * d and s are byte pointers: any alignment.
@@ -288,7 +497,19 @@ static __always_inline void COLLX_AVX2 avx2_loop(enum collx_dtype dt, int op,
 						 u8 *d, const u8 *s, size_t n)
 {
 	size_t es = elem_size(dt), vb = vop_bytes(dt), nb = n * es, i = 0;
+	u64_vec nan = { 0 };
+	u64 lanes[4];
 
+	if (raw_arith(dt, op)) {
+		for (; i + 2 * vb <= nb; i += 2 * vb) {
+			__builtin_prefetch(d + i + PFD, 1);
+			__builtin_prefetch(s + i + PFD, 0);
+			nan |= raw_pair(dt, d + i, s + i, op);
+		}
+		VST(lanes, nan);
+		if (lanes[0] | lanes[1] | lanes[2] | lanes[3])
+			canon_fixup(dt, d, i / es);
+	}
 	for (; i + 2 * vb <= nb; i += 2 * vb) {
 		__builtin_prefetch(d + i + PFD, 1);
 		__builtin_prefetch(s + i + PFD, 0);

@@ -1,6 +1,8 @@
 #!/bin/sh
 # collx demo, on each node: a one-line summary of its RDMA link and of the
-# collx module; node0 and node1 also measure the link with ib_write_bw.
+# collx module, then collx-bench allreduce (fp32 sum, 8 B to 1 MiB) on all
+# nodes, then the link's own figure from ib_write_bw between node0 and
+# node1, both ways at once (a ring sends and receives at once).
 . "$COLLX_SRC/tests/lab/lib.sh"
 state=$(rdma link show rxe0/1 | sed -n 's/.*state \([A-Z_]*\).*/\1/p')
 mtu=$(ibv_devinfo -d rxe0 | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
@@ -11,17 +13,26 @@ collx=$("$COLLX_SRC/user/tools/collx-info" --json | sed -n \
 printf '%-6s %-12s %-6s %-7s %-5s %-22s %s\n' "node$COLLX_RANK" "$COLLX_NODE_ADDR" \
 	rxe0 "$state" "$mtu" "$gid" "loaded $collx" >"$COLLX_NODE_DIR/summary"
 [ "$COLLX_NRANKS" -ge 2 ] || exit 0
+
+lab_barrier demo-bench 120 || exit 1
+timeout 600 "$COLLX_SRC/user/tools/collx-bench" -b 8 -e 1M -f 2 -d float -o sum \
+	-n 5 -w 1 -c 1 >"$COLLX_NODE_DIR/bench.txt" 2>&1
+rc=$?
+
+lab_barrier demo-bw 120 || exit 1
 case $COLLX_RANK in
 1)
-	timeout 120 ib_write_bw -d rxe0 -x 1 -s 1048576 -n 50 -F >/dev/null 2>&1 &
+	timeout 120 ib_write_bw -d rxe0 -x 1 -b -s 1048576 -n 50 -F >/dev/null 2>&1 &
 	sleep 1
-	lab_barrier demo-bw 60
+	lab_barrier demo-bw-go 60
 	wait $!
 	;;
 0)
-	lab_barrier demo-bw 60
-	timeout 120 ib_write_bw -d rxe0 -x 1 -s 1048576 -n 50 -F "$(lab_addr 1)" \
+	lab_barrier demo-bw-go 60
+	sleep 1
+	timeout 120 ib_write_bw -d rxe0 -x 1 -b -s 1048576 -n 50 -F "$(lab_addr 1)" \
 		>"$COLLX_NODE_DIR/write_bw.txt" 2>&1
 	;;
-*) lab_barrier demo-bw 60 ;;
+*) lab_barrier demo-bw-go 60 ;;
 esac
+exit $rc

@@ -1,8 +1,9 @@
 #!/bin/bash
 # collx demo: a local soft-RoCE cluster running collx.
 #   tests/lab/demo.sh [-k 6.1|6.12] [-n NODES]
-# Boots the nodes, shows each one's RDMA link and the loaded module, and
-# measures the link between node0 and node1 with ib_write_bw.
+# Boots the nodes, shows each one's RDMA link and the loaded module, runs
+# collx-bench allreduce (fp32 sum, 8 B to 1 MiB) on every node and prints
+# rank 0's table, then the link's own figure (ib_write_bw) and the ratio.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 KERNEL=6.12
@@ -20,14 +21,31 @@ cd "$SRC"
 make --no-print-directory -s module KVER="$KREL" >/dev/null
 make --no-print-directory -s -C user >/dev/null
 OUT=$SRC/.build/lab/demo-$KERNEL
-tests/lab/lab.sh -k "$KERNEL" -n "$NODES" -t 300 -q -o "$OUT" -- tests/lab/demo-node.sh
+status=0
+tests/lab/lab.sh -k "$KERNEL" -n "$NODES" -t 900 -q -S -o "$OUT" -- tests/lab/demo-node.sh ||
+	status=1
 echo
 printf '%-6s %-12s %-6s %-7s %-5s %-22s %s\n' NODE ADDRESS DEVICE STATE MTU GID COLLX
 for ((i = 0; i < NODES; i++)); do
 	cat "$OUT/node$i/summary"
 done
+if [ -s "$OUT/node0/bench.txt" ]; then
+	echo
+	echo "collx-bench allreduce on $NODES nodes (rank 0):"
+	cat "$OUT/node0/bench.txt"
+fi
 if [ -s "$OUT/node0/write_bw.txt" ]; then
 	echo
-	echo "ib_write_bw, node0 -> node1 (the link's own figure):"
+	echo "ib_write_bw -b, node0 <-> node1 (the link's own figure, both ways at once):"
 	cat "$OUT/node0/write_bw.txt"
+	# busbw at the largest size over the link's per-direction rate.
+	bus=$(awk '$1 ~ /^[0-9]+$/ && NF >= 13 { b = $8 } END { print b }' "$OUT/node0/bench.txt")
+	bw=$(awk '$1 == 1048576 { print $4 }' "$OUT/node0/write_bw.txt")
+	if [ -n "$bus" ] && [ -n "$bw" ]; then
+		awk -v bus="$bus" -v bw="$bw" 'BEGIN {
+			dir = bw / 2 * 1048576 / 1e9;	# perftest MB/s (2^20) both ways -> GB/s one way
+			printf "\ncollx busbw at 1 MiB: %.4f GB/s; link per direction: %.4f GB/s; ratio %.2f\n",
+				bus, dir, dir > 0 ? bus / dir : 0 }'
+	fi
 fi
+exit $status

@@ -34,7 +34,10 @@ for c in $cases; do
 	log=$COLLX_NODE_DIR/cases/$name.log
 	before=$(dmesg | wc -l)
 	start=$(date +%s)
-	timeout -k 5 "${CASE_TIMEOUT}" sh "$c" >"$log" 2>&1
+	# A case may ask for more time with a "# lab-timeout: SECONDS" line.
+	limit=$(sed -n 's/^# lab-timeout: *\([0-9][0-9]*\)$/\1/p' "$c" | head -n1)
+	limit=${limit:-$CASE_TIMEOUT}
+	timeout -k 5 "$limit" sh "$c" >"$log" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
 	if dmesg | tail -n +"$((before + 1))" | grep -Eq "$BAD"; then
@@ -45,7 +48,7 @@ for c in $cases; do
 	case $rc in
 	0) echo "ok $n - $name # ${secs}s" >>"$TAP" ;;
 	77) echo "ok $n - $name # SKIP $(grep -m1 '^SKIP:' "$log" | cut -c7-)" >>"$TAP" ;;
-	124) echo "not ok $n - $name # timed out after ${CASE_TIMEOUT}s" >>"$TAP" ;;
+	124) echo "not ok $n - $name # timed out after ${limit}s" >>"$TAP" ;;
 	*) echo "not ok $n - $name # exit $rc: $(tail -n1 "$log")" >>"$TAP" ;;
 	esac
 done

@@ -211,35 +211,48 @@ static int cmd_async(void)
 static int cmd_destroy(void)
 {
 	struct collx_comm *comm = init_or_die();
-	int n = collx_comm_size(comm), i, err, cancelled = 0;
+	int n = collx_comm_size(comm), i, err, ended = 0, nsub = 0;
 	size_t count = 1 << 19;		/* 2 MiB of int32, bounced */
 	struct collx_op *ops[4];
 	int32_t *bufs[4];
 
+	/*
+	 * Every rank destroys with its ops in flight, so a rank may find its
+	 * comm already failed by a faster neighbour's destroy (-EPIPE): that
+	 * is the contract too.
+	 */
 	for (i = 0; i < 4; i++) {
 		bufs[i] = alloc_or_die(count * 4);
 		bench_fill(bufs[i], count, COLLX_INT32, COLLX_OP_SUM, n, rank, i);
-		if ((err = collx_allreduce_async(comm, bufs[i], bufs[i], count, COLLX_INT32,
-						 COLLX_OP_SUM, &ops[i])))
+		err = collx_allreduce_async(comm, bufs[i], bufs[i], count, COLLX_INT32,
+					    COLLX_OP_SUM, &ops[i]);
+		if (err == -EPIPE) {
+			printf("rank %d: submit %d refused: %s\n", rank, i,
+			       collx_comm_last_error(comm));
+			free(bufs[i]);
+			break;
+		}
+		if (err)
 			FAIL("submit %d: %s", i, collx_comm_last_error(comm));
+		nsub++;
 	}
 	err = collx_comm_destroy(comm);
 	if (err)
 		FAIL("destroy with ops in flight: %s", collx_strerror(err));
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < nsub; i++) {
 		struct collx_completion c;
 
 		err = collx_wait(ops[i], &c);
 		printf("rank %d: op %d ended %d (%s), phase %s step %u\n", rank, i, err,
 		       err ? collx_strerror(err) : "done", collx_phase_name(c.phase), c.step);
-		if (err == -ECANCELED)
-			cancelled++;
-		else if (err && err != -ECONNRESET)
+		if (err == -ECANCELED || err == -ECONNRESET)
+			ended++;
+		else if (err)
 			FAIL("op %d ended %s, want ECANCELED (or ECONNRESET)", i, collx_strerror(err));
 		free(bufs[i]);
 	}
-	if (!cancelled)
-		FAIL("no op was cancelled by the destroy");
+	if (nsub == 4 && !ended)
+		FAIL("all 4 ops completed: the destroy cancelled nothing");
 	/* The node still works: a new comm, an exact allreduce. */
 	comm = init_or_die();
 	bufs[0] = alloc_or_die(1021 * 4);
@@ -249,8 +262,8 @@ static int cmd_destroy(void)
 	check_or_die("after destroy", bufs[0], 1021, COLLX_INT32, COLLX_OP_SUM, n, 9);
 	collx_comm_destroy(comm);
 	free(bufs[0]);
-	printf("rank %d: %d of 4 in-flight ops cancelled by destroy; a new comm works\n", rank,
-	       cancelled);
+	printf("rank %d: %d of %d in-flight ops ended by the destroy; a new comm works\n",
+	       rank, ended, nsub);
 	return 0;
 }
 

@@ -50,9 +50,14 @@ static struct attrib_peer *peer_of(struct attrib_op *o, uint32_t peer)
 	return &o->peers[o->npeers++];
 }
 
+/*
+ * An op is in flight from op_start, when it begins moving data; an op that
+ * is only queued behind another (submitted, not started) is not slowed by
+ * the fabric yet.
+ */
 static uint64_t op_begin(const struct attrib_op *o)
 {
-	return o->start_ns ? o->start_ns : o->submit_ns;
+	return o->start_ns ? o->start_ns : UINT64_MAX;
 }
 
 /* Take back the part of priority @p's pause that lies after @t. */

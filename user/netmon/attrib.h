@@ -5,8 +5,8 @@
  * Pure logic fed with struct netmon_event (from the ring buffer, or from a
  * synthetic list in the unit test): no BPF, no I/O.
  *
- * An op is in flight from op_start (op_submit when no start was seen) to
- * op_done.  A PFC/PAUSE frame received on a watched netdev stops this node's
+ * An op is in flight from op_start (when it begins moving data; an op only
+ * queued behind another is not) to op_done.  A PFC/PAUSE frame received on a watched netdev stops this node's
  * transmissions on that priority: every op in flight at that instant gets
  * the pause, credited to the peer of its latest chunk_post (the peer its
  * sends were going to; ATTRIB_NO_PEER before any).  Paused time per op is

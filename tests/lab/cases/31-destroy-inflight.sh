@@ -4,6 +4,6 @@
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4
 collx_port 29631
-export COLLX_TIMEOUT_MS=8000
+export COLLX_TIMEOUT_MS=20000
 lab_run timeout -k 5 200 "$LABPROG" destroy
 collx_no_leak

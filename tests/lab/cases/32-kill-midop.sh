@@ -5,7 +5,7 @@
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4
 collx_port 29632
-export COLLX_TIMEOUT_MS=5000
+export COLLX_TIMEOUT_MS=20000
 ready=$COLLX_LAB_DIR/barrier/kill-ready-$COLLX_RANK
 rm -f "$ready"
 timeout -k 5 200 "$LABPROG" loop "$ready" >loop.$$ 2>&1 &

@@ -1,5 +1,6 @@
 # DKMS: add, build and install collx for this node's kernel, then load the
 # module DKMS built.  One node does it (a compile under emulation is slow).
+# lab-timeout: 900
 . "$COLLX_SRC/tests/lab/lib.sh"
 [ "$COLLX_RANK" = 0 ] || lab_skip "DKMS runs on node0 only"
 command -v dkms >/dev/null || lab_fail "dkms not installed"
