@@ -93,7 +93,8 @@ static int collx_cm_request(struct rdma_cm_id *cm_id,
 		pr_info_ratelimited("comm %u: rank %u connects again (ours: %s)%s\n",
 				    comm->id, peer->rank,
 				    collx_peer_state_name(peer->state),
-				    reason == COLLX_REJ_BUSY ? ", refused" : "");
+				    reason == COLLX_REJ_BUSY ? ", refused" :
+							       "");
 		goto out_unlock;
 	}
 	cm_id->context = peer;
