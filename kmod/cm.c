@@ -184,11 +184,16 @@ static int collx_cm_outgoing_event(struct collx_peer *peer,
 		}
 		return 0;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		peer->state = COLLX_PEER_HANDSHAKE;
-		/* READY from the neighbour completes the handshake. */
+		/*
+		 * The neighbour's READY may arrive before this event is
+		 * handled; whichever of the two comes second makes the
+		 * connection ready (no write may precede our registration).
+		 */
 		if (collx_peer_post_reg(peer))
 			collx_peer_set_state(peer, COLLX_PEER_FAILED,
 					     -ECONNRESET);
+		else
+			collx_peer_handshake(peer, true, false);
 		return 0;
 	case RDMA_CM_EVENT_REJECTED:
 		rej = rdma_consumer_reject_data(cm_id, ev, &rej_len);

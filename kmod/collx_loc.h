@@ -47,6 +47,8 @@ int collx_peer_post_credit(struct collx_peer *peer, u32 slot);
 int collx_peer_post_write(struct collx_peer *peer, u32 slot, u32 bytes,
 			  u32 imm);
 void collx_peer_broken(struct collx_peer *peer, int err);
+void collx_peer_handshake(struct collx_peer *peer, bool established,
+			  bool remote_ready);
 void collx_peer_set_state(struct collx_peer *peer,
 			  enum collx_peer_state state, int err);
 const char *collx_peer_state_name(enum collx_peer_state state);

@@ -140,6 +140,8 @@ struct collx_arrival {
  * @closing: the connection is being released; handlers leave it alone
  * @draining: its QP is being drained; flushed completions are expected
  * @ctrl_mapped: @ctrl_dma is a live mapping
+ * @established: (outgoing) connected, staging registration posted
+ * @remote_ready: (outgoing) the neighbour's READY arrived
  */
 struct collx_peer {
 	struct collx_comm *comm;
@@ -173,6 +175,8 @@ struct collx_peer {
 	bool closing;
 	bool draining;
 	bool ctrl_mapped;
+	bool established;
+	bool remote_ready;
 };
 
 /**

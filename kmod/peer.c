@@ -131,8 +131,41 @@ static void collx_peer_recv_ready(struct collx_peer *peer, u32 idx, u32 len)
 	peer->remote_rkey = be32_to_cpu(msg->rkey);
 	peer->credits = collx_nslots;
 	spin_unlock_irqrestore(&peer->lock, flags);
-	collx_peer_set_state(peer, COLLX_PEER_READY, 0);
-	queue_work(collx_wq, &peer->comm->work);
+	collx_peer_handshake(peer, false, true);
+}
+
+/**
+ * collx_peer_handshake() - one half of the outgoing handshake is done
+ * @peer: the outgoing connection
+ * @established: our side is connected and its staging area registered
+ * @remote_ready: the neighbour's READY arrived
+ *
+ * The two halves come from different contexts (the rdma_cm event and a
+ * receive completion) in either order; the second makes the connection
+ * ready.
+ *
+ * Context: any; takes @peer->lock.
+ */
+void collx_peer_handshake(struct collx_peer *peer, bool established,
+			  bool remote_ready)
+{
+	unsigned long flags;
+	bool ready;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	peer->established |= established;
+	peer->remote_ready |= remote_ready;
+	ready = peer->established && peer->remote_ready &&
+		(peer->state == COLLX_PEER_CONNECTING ||
+		 peer->state == COLLX_PEER_HANDSHAKE);
+	if (ready)
+		peer->state = COLLX_PEER_READY;
+	else if (peer->state == COLLX_PEER_CONNECTING)
+		peer->state = COLLX_PEER_HANDSHAKE;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	wake_up_all(&peer->comm->connected);
+	if (ready)
+		queue_work(collx_wq, &peer->comm->work);
 }
 
 static void collx_peer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -565,6 +598,8 @@ void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id)
 					    COLLX_CTRL_SIZE, DMA_BIDIRECTIONAL);
 	}
 	peer->ctrl_mapped = false;
+	peer->established = false;
+	peer->remote_ready = false;
 	kfree(peer->ctrl);
 	peer->ctrl = NULL;
 	kfree(peer->recvs);
