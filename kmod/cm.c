@@ -274,6 +274,12 @@ static int collx_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_DISCONNECTED:
+		/*
+		 * Answer, and move our QP to error: what is still posted
+		 * gets flushed after what already arrived, which tells the
+		 * engine when it has seen all the neighbour sent.
+		 */
+		rdma_disconnect(cm_id);
 		if (READ_ONCE(peer->state) == COLLX_PEER_READY)
 			collx_peer_broken(peer, -ECONNRESET);
 		else

@@ -123,12 +123,16 @@ struct collx_arrival {
  * @ctrl_dma: DMA address of @ctrl
  * @recvs: receive contexts, @nrecv of them
  * @nrecv: receives kept posted
- * @send_cqe: completion entry of data writes and control sends
+ * @send_cqe: completion entry of control sends and registrations
+ * @write_cqe: completion entry of data writes
  * @remote_iova: (outgoing) the neighbour's staging address
  * @remote_rkey: (outgoing) and its key
  * @credits: (outgoing) staging slots the neighbour has free
  * @posted: (outgoing) data writes posted, ever
  * @write_done: (outgoing) data writes completed, ever
+ * @write_errs: (outgoing) data writes that completed in error (flushed)
+ * @rq_flushed: a receive completed in error: every earlier arrival has
+ *	been seen, none will follow
  * @arrivals: (incoming) chunks that arrived, not yet consumed
  * @arr_head: (incoming) next arrival to consume
  * @arr_tail: (incoming) next free place in @arrivals
@@ -159,11 +163,14 @@ struct collx_peer {
 	struct collx_recv *recvs;
 	u32 nrecv;
 	struct ib_cqe send_cqe;
+	struct ib_cqe write_cqe;
 	u64 remote_iova;
 	u32 remote_rkey;
 	u32 credits;
 	u64 posted;
 	u64 write_done;
+	u64 write_errs;
+	bool rq_flushed;
 	struct collx_arrival *arrivals;
 	u32 arr_head;
 	u32 arr_tail;

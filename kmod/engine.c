@@ -124,6 +124,21 @@ static int collx_peer_failed(struct collx_peer *peer)
 }
 
 /*
+ * The error of a predecessor that failed and whose receive queue has been
+ * flushed, so every chunk it got through has been seen; else 0.
+ */
+static int collx_peer_drained(struct collx_peer *peer)
+{
+	int err = 0;
+
+	spin_lock_irq(&peer->lock);
+	if (peer->state == COLLX_PEER_FAILED && peer->rq_flushed)
+		err = peer->err ? peer->err : -ECONNRESET;
+	spin_unlock_irq(&peer->lock);
+	return err;
+}
+
+/*
  * Consume the chunks that arrived from the predecessor, in order.  What
  * arrived before the predecessor went away is still good; only waiting
  * for more from it fails.
@@ -148,7 +163,7 @@ static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op,
 		if (prev->arr_head == prev->arr_tail) {
 			spin_unlock_irq(&prev->lock);
 			*blame = prev->rank;
-			return collx_peer_failed(prev);
+			return collx_peer_drained(prev);
 		}
 		arr = prev->arrivals[prev->arr_head % size];
 		prev->arr_head++;
@@ -238,18 +253,21 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
 	return 0;
 }
 
-/* 1: every write completed; 0: some are in flight; <0: they are lost. */
+/*
+ * 1: every write completed; 0: some are in flight; <0: some were lost.
+ * A successor that went away flushes what it did not acknowledge, so
+ * every write completes one way or the other.
+ */
 static int collx_engine_writes_done(struct collx_comm *comm)
 {
 	struct collx_peer *next = &comm->next;
-	int done;
+	int ret = 0;
 
 	spin_lock_irq(&next->lock);
-	done = next->write_done == next->posted;
+	if (next->write_done + next->write_errs == next->posted)
+		ret = next->write_errs ? -ECONNRESET : 1;
 	spin_unlock_irq(&next->lock);
-	if (done)
-		return 1;
-	return collx_peer_failed(next);
+	return ret;
 }
 
 /**

@@ -53,7 +53,9 @@ void collx_peer_set_state(struct collx_peer *peer, enum collx_peer_state state,
 
 	spin_lock_irqsave(&peer->lock, flags);
 	peer->state = state;
-	if (err && !peer->err)
+	if (state == COLLX_PEER_READY)
+		peer->err = 0;
+	else if (err && !peer->err)
 		peer->err = err;
 	spin_unlock_irqrestore(&peer->lock, flags);
 	wake_up_all(&peer->comm->connected);
@@ -158,10 +160,12 @@ void collx_peer_handshake(struct collx_peer *peer, bool established,
 	ready = peer->established && peer->remote_ready &&
 		(peer->state == COLLX_PEER_CONNECTING ||
 		 peer->state == COLLX_PEER_HANDSHAKE);
-	if (ready)
+	if (ready) {
 		peer->state = COLLX_PEER_READY;
-	else if (peer->state == COLLX_PEER_CONNECTING)
+		peer->err = 0;	/* forget why earlier attempts failed */
+	} else if (peer->state == COLLX_PEER_CONNECTING) {
 		peer->state = COLLX_PEER_HANDSHAKE;
+	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 	wake_up_all(&peer->comm->connected);
 	if (ready)
@@ -181,7 +185,11 @@ static void collx_peer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 			pr_warn("comm %u: receive from rank %u failed: %s\n",
 				peer->comm->id, peer->rank,
 				ib_wc_status_msg(wc->status));
+		spin_lock_irqsave(&peer->lock, flags);
+		peer->rq_flushed = true;
+		spin_unlock_irqrestore(&peer->lock, flags);
 		collx_peer_broken(peer, -ECONNRESET);
+		queue_work(collx_wq, &peer->comm->work);
 		return;
 	}
 
@@ -225,7 +233,6 @@ static void collx_peer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
 					       send_cqe);
-	unsigned long flags;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -233,14 +240,30 @@ static void collx_peer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 				peer->comm->id, peer->rank,
 				ib_wc_status_msg(wc->status));
 		collx_peer_broken(peer, -ECONNRESET);
-		return;
 	}
-	if (wc->opcode == IB_WC_RDMA_WRITE) {
-		spin_lock_irqsave(&peer->lock, flags);
+}
+
+/* A data write completed; error completions carry no opcode. */
+static void collx_peer_write_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
+					       write_cqe);
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	if (wc->status == IB_WC_SUCCESS)
 		peer->write_done++;
-		spin_unlock_irqrestore(&peer->lock, flags);
-		queue_work(collx_wq, &peer->comm->work);
+	else
+		peer->write_errs++;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn("comm %u: write to rank %u failed: %s\n",
+				peer->comm->id, peer->rank,
+				ib_wc_status_msg(wc->status));
+		collx_peer_broken(peer, -ECONNRESET);
 	}
+	queue_work(collx_wq, &peer->comm->work);
 }
 
 static void collx_staging_free(struct ib_device *ibdev,
@@ -334,6 +357,7 @@ void collx_peer_init(struct collx_peer *peer, struct collx_comm *comm,
 	spin_lock_init(&peer->lock);
 	mutex_init(&peer->mutex);
 	peer->send_cqe.done = collx_peer_send_done;
+	peer->write_cqe.done = collx_peer_write_done;
 	INIT_DELAYED_WORK(&peer->retry_work, collx_cm_retry_work);
 }
 
@@ -539,7 +563,7 @@ int collx_peer_post_write(struct collx_peer *peer, u32 slot, u32 bytes,
 	struct ib_rdma_wr wr = {
 		.wr = {
 			.opcode = IB_WR_RDMA_WRITE_WITH_IMM,
-			.wr_cqe = &peer->send_cqe,
+			.wr_cqe = &peer->write_cqe,
 			.send_flags = IB_SEND_SIGNALED,
 			.sg_list = &sge,
 			.num_sge = 1,
@@ -600,6 +624,7 @@ void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id)
 	peer->ctrl_mapped = false;
 	peer->established = false;
 	peer->remote_ready = false;
+	peer->rq_flushed = false;
 	kfree(peer->ctrl);
 	peer->ctrl = NULL;
 	kfree(peer->recvs);
