@@ -327,9 +327,12 @@ int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 		else
 			rank = comm->next.rank;
 		if (ret) {
-			pr_info("comm %u: rank %u of %u could not connect: %d, rank %d\n",
+			pr_info("comm %u: rank %u of %u could not connect: %d, rank %d (next %u %s after %u attempts, prev %u %s)\n",
 				comm->id, comm->rank, comm->nranks, ret,
-				(int)rank);
+				(int)rank, comm->next.rank,
+				collx_peer_state_name(comm->next.state),
+				comm->next.attempts, comm->prev.rank,
+				collx_peer_state_name(comm->prev.state));
 			goto out_teardown;
 		}
 	}

@@ -23,11 +23,17 @@ lab_barrier() {
 		have=$(ls "$dir" | wc -l)
 		[ "$have" -ge "$COLLX_NRANKS" ] && return 0
 		n=$((n + 1))
-		if [ "$n" -gt $((limit * 10)) ]; then
+		if [ "$n" -gt $((limit * 2 + 15)) ]; then
 			echo "barrier $name: only ranks $(ls "$dir" | tr '\n' ' ')of $COLLX_NRANKS after $limit s" >&2
 			return 1
 		fi
-		sleep 0.1
+		# Quick at first; then slower, so idle nodes leave the host's
+		# CPUs to the busy one (e.g. a DKMS build).
+		if [ "$n" -le 20 ]; then
+			sleep 0.1
+		else
+			sleep 0.5
+		fi
 	done
 }
 
