@@ -4,10 +4,17 @@
 # nodes, then the link's own figure from ib_write_bw between node0 and
 # node1, both ways at once (a ring sends and receives at once).
 . "$COLLX_SRC/tests/lab/lib.sh"
-state=$(rdma link show rxe0/1 | sed -n 's/.*state \([A-Z_]*\).*/\1/p')
+state=$(rdma link show rxe0/1 | sed -n 's/.* state \([A-Z_]*\) physical_state.*/\1/p')
 mtu=$(ibv_devinfo -d rxe0 | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
 gid=$(cat /sys/class/infiniband/rxe0/ports/1/gids/1)
-gid=$(printf '%s' "$gid" | sed 's/^0000:0000:0000:0000:0000:ffff:\(..\)\(..\):\(..\)\(..\)$/::ffff:\1\2:\3\4/')
+# An IPv4-mapped GID reads better as ::ffff:a.b.c.d.
+case $gid in
+0000:0000:0000:0000:0000:ffff:*)
+	h=$(printf '%s' "${gid#0000:0000:0000:0000:0000:ffff:}" | tr -d :)
+	gid=$(printf '::ffff:%d.%d.%d.%d' 0x$(echo "$h" | cut -c1-2) 0x$(echo "$h" | cut -c3-4) \
+		0x$(echo "$h" | cut -c5-6) 0x$(echo "$h" | cut -c7-8))
+	;;
+esac
 collx=$("$COLLX_SRC/user/tools/collx-info" --json | sed -n \
 	's/.*"module_version": "\([^"]*\)", "abi_major": \([0-9]*\), "abi_minor": \([0-9]*\), "nr_devices": \([0-9]*\).*/v\1 ABI \2.\3, \4 device(s)/p')
 printf '%-6s %-12s %-6s %-7s %-5s %-22s %s\n' "node$COLLX_RANK" "$COLLX_NODE_ADDR" \

@@ -38,14 +38,16 @@ if [ -s "$OUT/node0/write_bw.txt" ]; then
 	echo
 	echo "ib_write_bw -b, node0 <-> node1 (the link's own figure, both ways at once):"
 	cat "$OUT/node0/write_bw.txt"
-	# busbw at the largest size over the link's per-direction rate.
-	bus=$(awk '$1 ~ /^[0-9]+$/ && NF >= 13 { b = $8 } END { print b }' "$OUT/node0/bench.txt")
+	# busbw at the largest size (from its time, for more digits than the
+	# table prints) over the link's own per-direction rate.
+	bus=$(awk -v n="$NODES" '$1 ~ /^[0-9]+$/ && NF >= 13 && $6 > 0 {
+		b = $1 / ($6 * 1e3) * 2 * (n - 1) / n } END { print b }' "$OUT/node0/bench.txt")
 	bw=$(awk '$1 == 1048576 { print $4 }' "$OUT/node0/write_bw.txt")
 	if [ -n "$bus" ] && [ -n "$bw" ]; then
 		awk -v bus="$bus" -v bw="$bw" 'BEGIN {
-			dir = bw / 2 * 1048576 / 1e9;	# perftest MB/s (2^20) both ways -> GB/s one way
-			printf "\ncollx busbw at 1 MiB: %.4f GB/s; link per direction: %.4f GB/s; ratio %.2f\n",
-				bus, dir, dir > 0 ? bus / dir : 0 }'
+			dir = bw / 2 * 1048576 / 1e9	# perftest MB/s (2^20), both ways
+			ratio = dir > 0 ? bus / dir : 0
+			printf "\ncollx busbw at 1 MiB: %.4f GB/s; ib_write_bw per direction: %.4f GB/s; ratio %.2f\n", bus, dir, ratio }'
 	fi
 fi
 exit $status
