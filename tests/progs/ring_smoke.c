@@ -2,13 +2,16 @@
 /*
  * Raw-ioctl allreduce check for a lab node: builds the rank table from the
  * lab's environment (COLLX_RANK, COLLX_NRANKS, LAB addresses), creates a
- * communicator, and runs int32/fp32 sums of several sizes, in-place and
- * out-of-place, registered and bounced, checking every element.
+ * communicator, and runs int32 sums of several sizes (one larger than the
+ * staging area), out-of-place (reaped with COLLX_IOC_WAIT) and in-place
+ * (reaped with poll() and read()), registered and bounced, checking every
+ * element.
  *
  *   ring_smoke [NRANKS] [KEY]
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -55,6 +58,66 @@ static int comm_create(unsigned int rank, unsigned int nranks,
 	return 0;
 }
 
+/* Completion through poll() and read() instead of COLLX_IOC_WAIT. */
+static int reap(unsigned long long op_id)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct collx_completion c;
+	ssize_t n;
+
+	if (poll(&pfd, 1, 120000) != 1 || !(pfd.revents & POLLIN)) {
+		fprintf(stderr, "op %llu: poll() saw no completion\n", op_id);
+		return -1;
+	}
+	n = read(fd, &c, sizeof(c));
+	if (n != sizeof(c)) {
+		fprintf(stderr, "read() returned %zd\n", n);
+		return -1;
+	}
+	if (c.op_id != op_id || c.status) {
+		fprintf(stderr, "read() gave op %llu status %d, want op %llu status 0\n",
+			(unsigned long long)c.op_id, c.status, op_id);
+		return -1;
+	}
+	/* Nothing else is pending: a non-blocking read says so. */
+	if (read(fd, &c, sizeof(c)) != -1 || errno != EAGAIN) {
+		fprintf(stderr, "a second read() did not fail with EAGAIN\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The comm's debugfs state file names it, its rank and its neighbours. */
+static int check_state(unsigned long long key, unsigned int rank,
+		       unsigned int nranks)
+{
+	char want[128], line[512];
+	unsigned int i;
+	int found = 0;
+	glob_t g;
+
+	snprintf(want, sizeof(want), "key %#llx rank %u/%u state ready", key,
+		 rank, nranks);
+	if (glob("/sys/kernel/debug/collx/[0-9]*/state", 0, NULL, &g))
+		return -1;
+	for (i = 0; i < g.gl_pathc && !found; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "r");
+
+		while (f && fgets(line, sizeof(line), f)) {
+			if (strstr(line, want))
+				found = 1;
+			if (found)
+				fputs(line, stdout);
+		}
+		if (f)
+			fclose(f);
+	}
+	globfree(&g);
+	if (!found)
+		fprintf(stderr, "no debugfs state file says '%s'\n", want);
+	return found ? 0 : -1;
+}
+
 static int run(unsigned int comm, unsigned int dtype, void *send, void *recv,
 	       unsigned long long count)
 {
@@ -72,6 +135,8 @@ static int run(unsigned int comm, unsigned int dtype, void *send, void *recv,
 		perror("submit");
 		return -1;
 	}
+	if (send == recv)
+		return reap(s.op_id);
 	w.op_id = s.op_id;
 	w.timeout_ms = COLLX_WAIT_FOREVER;
 	if (ioctl(fd, COLLX_IOC_WAIT, &w)) {
@@ -101,7 +166,7 @@ int main(int argc, char **argv)
 
 	if (rank >= nranks)
 		return 77;
-	fd = open("/dev/collx", O_RDWR);
+	fd = open("/dev/collx", O_RDWR | O_NONBLOCK);
 	if (fd < 0) {
 		perror("/dev/collx");
 		return 1;
@@ -109,6 +174,8 @@ int main(int argc, char **argv)
 	if (comm_create(rank, nranks, key, &comm))
 		return 1;
 	printf("rank %u/%u: comm %u up\n", rank, nranks, comm);
+	if (check_state(key, rank, nranks))
+		return 1;
 
 	for (reg = 0; reg < 2; reg++) {
 		for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
