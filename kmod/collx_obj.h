@@ -359,7 +359,7 @@ struct collx_op {
 
 /**
  * struct collx_file - per-open state of /dev/collx
- * @lock: serialises the ioctls issued on this file
+ * @lock: orders registration lookups against deregistration, and op ids
  * @comms: communicators by handle
  * @mrs: registrations by handle
  * @ops: collectives by id, until their completion is consumed
