@@ -6,17 +6,10 @@
 collx_nodes 4
 collx_port 29632
 export COLLX_TIMEOUT_MS=20000
-ready=$COLLX_LAB_DIR/barrier/kill-ready-$COLLX_RANK
-rm -f "$ready"
-timeout -k 5 200 "$LABPROG" loop "$ready" >loop.$$ 2>&1 &
-pid=$!
+collx_loop_start kill
+pid=$LOOP_PID
 if [ "$COLLX_RANK" = 1 ]; then
-	n=0
-	until [ -e "$ready" ]; do
-		n=$((n + 1)); [ "$n" -lt 600 ] || { cat loop.$$; lab_fail "no first allreduce in 60 s"; }
-		sleep 0.1
-	done
-	sleep 1
+	collx_loop_wait_ready
 	pid_c=$(pgrep -P "$pid" collx_lab || echo "$pid")
 	kill -9 $pid_c
 	echo "killed rank 1 (pid $pid_c) mid-allreduce"

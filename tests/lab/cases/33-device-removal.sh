@@ -7,17 +7,10 @@
 collx_nodes 4
 collx_port 29633
 export COLLX_TIMEOUT_MS=20000
-ready=$COLLX_LAB_DIR/barrier/rm-ready-$COLLX_RANK
-rm -f "$ready"
-timeout -k 5 200 "$LABPROG" loop "$ready" >loop.$$ 2>&1 &
-pid=$!
+collx_loop_start rm
+pid=$LOOP_PID
 if [ "$COLLX_RANK" = 0 ]; then
-	n=0
-	until [ -e "$ready" ]; do
-		n=$((n + 1)); [ "$n" -lt 600 ] || { cat loop.$$; lab_fail "no first allreduce"; }
-		sleep 0.1
-	done
-	sleep 1
+	collx_loop_wait_ready
 	rdma link delete rxe0 || lab_fail "rdma link delete rxe0"
 	echo "deleted rxe0 mid-allreduce"
 fi
