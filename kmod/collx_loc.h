@@ -44,14 +44,28 @@ void collx_peer_disconnect(struct collx_peer *peer);
 int collx_peer_post_reg(struct collx_peer *peer);
 int collx_peer_send_ready(struct collx_peer *peer);
 int collx_peer_post_credit(struct collx_peer *peer, u32 slot);
-int collx_peer_post_write(struct collx_peer *peer, u32 slot, u32 bytes,
-			  u32 imm);
+void collx_peer_slot(struct collx_peer *peer, u32 slot, u32 bytes, void **kva,
+		     struct ib_sge *sge, u64 *raddr, u32 *rkey);
+bool collx_peer_dest(struct collx_peer *peer, u64 seq,
+		     struct collx_dest *dest);
+int collx_peer_post_write(struct collx_peer *peer, struct ib_sge *sge,
+			  u32 nsge, u64 raddr, u32 rkey, u32 imm);
+int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
+			 u64 seq);
+int collx_peer_dest_done(struct collx_peer *peer);
 void collx_peer_broken(struct collx_peer *peer, int err);
 void collx_peer_handshake(struct collx_peer *peer, bool established,
 			  bool remote_ready);
 void collx_peer_set_state(struct collx_peer *peer,
 			  enum collx_peer_state state, int err);
 const char *collx_peer_state_name(enum collx_peer_state state);
+
+/* direct.c */
+int collx_dmap_map(struct collx_op *op, struct ib_device *ibdev);
+void collx_dmap_unmap(struct collx_dmap *dm);
+u32 collx_dmap_sges(const struct collx_dmap *dm, u64 off, u32 len, u32 lkey,
+		    struct ib_sge *sge, u32 max);
+void collx_dmap_sync_for_cpu(const struct collx_dmap *dm, u64 off, u64 len);
 
 /* comm.c */
 int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd);
@@ -77,6 +91,7 @@ int collx_op_wait(struct collx_file *cf, struct collx_wait *cmd);
 ssize_t collx_op_read(struct collx_file *cf, char __user *buf, size_t len,
 		      bool nonblock);
 bool collx_op_ready(struct collx_file *cf);
+void collx_op_release_held(struct collx_comm *comm);
 void collx_op_release_all(struct collx_file *cf);
 
 /* mr.c */
@@ -96,6 +111,8 @@ struct collx_stats {
 	atomic64_t ops_done;
 	atomic64_t ops_failed;
 	atomic64_t bytes_written;
+	atomic64_t bytes_zero_copy;
+	atomic64_t bytes_placed;
 };
 
 extern struct collx_stats collx_stats;

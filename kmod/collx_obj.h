@@ -10,7 +10,10 @@
  *   collx_comm ── next: collx_peer (we connected, we WRITE into its slots)
  *              └─ prev: collx_peer (it connected, it WRITEs into ours)
  *   collx_peer ── rdma_cm id, RC QP, CQ from the device's pool,
- *                 a staging area registered with FRWR, control buffers
+ *                 a staging area registered with FRWR, control buffers;
+ *                 (prev) an FRWR MR re-registered over each op's output
+ *   collx_op   ── its buffers; when they lie in a registration, a DMA
+ *                 mapping of the output (struct collx_dmap): zero copy
  *   collx_dev  ── ib_device, PD; the comms on it
  */
 #ifndef COLLX_OBJ_H
@@ -95,6 +98,10 @@ struct collx_recv {
 };
 
 #define COLLX_CTRL_SIZE		64
+/* Gather entries of a zero-copy write: a 64 KiB slot over 4 KiB pages. */
+#define COLLX_MAX_SGE		32
+/* Largest output (in pages) the predecessor may write into directly. */
+#define COLLX_DEST_MAX_PAGES	4096
 
 /**
  * struct collx_arrival - a chunk written into our staging area
@@ -104,6 +111,37 @@ struct collx_recv {
 struct collx_arrival {
 	u32 imm;
 	u32 bytes;
+};
+
+/**
+ * enum collx_dest_state - the incoming side's output registration
+ * @COLLX_DEST_FREE: not registered; may be mapped for the next op
+ * @COLLX_DEST_POSTED: registration and DEST message posted
+ * @COLLX_DEST_INVALIDATING: the op is over; invalidation posted
+ *
+ * Ops run one at a time per comm, and each op's end waits for the
+ * invalidation: no peer can write into an output after its op completed.
+ */
+enum collx_dest_state {
+	COLLX_DEST_FREE,
+	COLLX_DEST_POSTED,
+	COLLX_DEST_INVALIDATING,
+};
+
+/**
+ * struct collx_dest - where the successor lets us write an op's all-gather
+ * @seq: the op's sequence number
+ * @rkey: key of the successor's output registration
+ * @iova: address of the output's first byte
+ * @bytes: the output's length
+ * @valid: this entry holds a DEST message
+ */
+struct collx_dest {
+	u64 seq;
+	u32 rkey;
+	u64 iova;
+	u64 bytes;
+	bool valid;
 };
 
 /**
@@ -119,12 +157,17 @@ struct collx_arrival {
  * @err: first error on the connection (negative errno)
  * @staging: outgoing: where chunks are copied before they are written;
  *	incoming: where the neighbour writes them
- * @ctrl: control buffers (receives, then one for sending), DMA-mapped
+ * @ctrl: control buffers (one per receive, READY's, DEST's), DMA-mapped
  * @ctrl_dma: DMA address of @ctrl
  * @recvs: receive contexts, @nrecv of them
  * @nrecv: receives kept posted
  * @send_cqe: completion entry of control sends and registrations
  * @write_cqe: completion entry of data writes
+ * @inv_cqe: (incoming) completion entry of @dest_mr's invalidation
+ * @max_sge: gather entries a data write may have
+ * @dest_mr: (incoming) FRWR MR over the running op's output, or NULL
+ * @dest_state: (incoming) enum collx_dest_state of @dest_mr
+ * @dest: (outgoing) the successor's last DEST messages, by seq & 1
  * @remote_iova: (outgoing) the neighbour's staging address
  * @remote_rkey: (outgoing) and its key
  * @credits: (outgoing) staging slots the neighbour has free
@@ -164,6 +207,11 @@ struct collx_peer {
 	u32 nrecv;
 	struct ib_cqe send_cqe;
 	struct ib_cqe write_cqe;
+	struct ib_cqe inv_cqe;
+	u32 max_sge;
+	struct ib_mr *dest_mr;
+	u32 dest_state;
+	struct collx_dest dest[2];
 	u64 remote_iova;
 	u32 remote_rkey;
 	u32 credits;
@@ -229,6 +277,8 @@ enum collx_comm_state {
  * @work: runs the engine
  * @timeout_work: fails the running op when it stops progressing
  * @progress_jiffies: when the running op last made progress
+ * @held: failed ops whose zero-copy buffers the NIC may still touch; they
+ *	are released once the connections are drained
  * @registry: entry in the module's comm list (for incoming connections)
  * @debugfs: its debugfs folder
  * @ref: lifetime
@@ -260,6 +310,7 @@ struct collx_comm {
 	struct work_struct work;
 	struct delayed_work timeout_work;
 	unsigned long progress_jiffies;
+	struct list_head held;
 	struct list_head registry;
 	struct dentry *debugfs;
 	struct kref ref;
@@ -306,6 +357,35 @@ struct collx_ubuf {
 };
 
 /**
+ * struct collx_dseg - one DMA segment of a mapped buffer
+ * @off: offset of its first byte in the buffer
+ * @addr: its DMA address
+ */
+struct collx_dseg {
+	u64 off;
+	dma_addr_t addr;
+};
+
+/**
+ * struct collx_dmap - an op's output mapped for the NIC (zero copy)
+ * @ibdev: the device it is mapped on; NULL when not mapped
+ * @sgt: the output's pages, DMA-mapped on @ibdev
+ * @segs: the DMA segments of @sgt, in buffer order
+ * @nsegs: how many
+ * @bytes: the output's length
+ * @placed: the predecessor was sent a DEST for this op, so our output is
+ *	registered for its writes until the op's end invalidates it
+ */
+struct collx_dmap {
+	struct ib_device *ibdev;
+	struct sg_table sgt;
+	struct collx_dseg *segs;
+	unsigned int nsegs;
+	u64 bytes;
+	bool placed;
+};
+
+/**
  * struct collx_op - one collective
  * @id: op_id, unique on the fd
  * @comm: the communicator while the op is queued or running
@@ -320,6 +400,7 @@ struct collx_ubuf {
  * @send: input buffer
  * @recv: output buffer
  * @inplace: @send and @recv are the same buffer
+ * @dmap: @recv mapped for the NIC, when it lies in a registration
  * @seq: the comm's op sequence number
  * @slice_elems: elements per pipeline slice (one staging slot)
  * @nslices: slices per ring chunk
@@ -345,6 +426,7 @@ struct collx_op {
 	struct collx_ubuf send;
 	struct collx_ubuf recv;
 	bool inplace;
+	struct collx_dmap dmap;
 	u64 seq;
 	u64 slice_elems;
 	u32 nslices;

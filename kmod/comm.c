@@ -294,6 +294,7 @@ int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 	mutex_init(&comm->lock);
 	mutex_init(&comm->teardown_lock);
 	INIT_LIST_HEAD(&comm->ops);
+	INIT_LIST_HEAD(&comm->held);
 	INIT_LIST_HEAD(&comm->dev_entry);
 	INIT_LIST_HEAD(&comm->registry);
 	INIT_WORK(&comm->work, collx_engine_work);
@@ -391,6 +392,7 @@ void collx_comm_teardown(struct collx_comm *comm, int err)
 
 	collx_peer_release(&comm->next);
 	collx_peer_release(&comm->prev);
+	collx_op_release_held(comm);
 	cancel_delayed_work_sync(&comm->timeout_work);
 	cancel_work_sync(&comm->work);
 	collx_device_unbind(comm);

@@ -28,6 +28,10 @@ static int collx_stats_show(struct seq_file *m, void *unused)
 		   (long long)atomic64_read(&collx_stats.ops_failed));
 	seq_printf(m, "bytes_written %lld\n",
 		   (long long)atomic64_read(&collx_stats.bytes_written));
+	seq_printf(m, "bytes_zero_copy %lld\n",
+		   (long long)atomic64_read(&collx_stats.bytes_zero_copy));
+	seq_printf(m, "bytes_placed %lld\n",
+		   (long long)atomic64_read(&collx_stats.bytes_placed));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(collx_stats);

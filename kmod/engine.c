@@ -11,6 +11,9 @@
  * successor has a free slot (a credit).  So slices of different steps
  * travel the ring at once: the pipeline.
  *
+ * Chunks go through staging slots, or with zero copy (direct.c) straight
+ * from and into registered outputs.
+ *
  * All engine state is touched only here, under comm->lock, from the
  * comm's work item; CQ handlers only count and kick it.  No user thread
  * and no syscall is needed for progress.
@@ -105,6 +108,10 @@ static void collx_engine_start(struct collx_comm *comm, struct collx_op *op)
 	collx_split(op->count, comm->nranks, 0, &seg0);
 	op->nslices = collx_nslices(seg0.len, op->slice_elems);
 	op->units = 2 * (comm->nranks - 1) * op->nslices;
+	if (op->recv.mr && comm->nranks > 1 &&
+	    !collx_dmap_map(op, comm->dev->ibdev))
+		op->dmap.placed = !collx_peer_post_dest(&comm->prev, &op->dmap,
+							op->seq);
 	comm->progress_jiffies = jiffies;
 	trace_op_start(comm->id, op->id, bytes);
 	mod_delayed_work(collx_wq, &comm->timeout_work,
@@ -151,6 +158,7 @@ static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op,
 	struct collx_arrival arr;
 	struct collx_unit u;
 	void *src, *dst;
+	bool direct;
 	int ret;
 
 	while (op->recvd < op->units) {
@@ -170,8 +178,12 @@ static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op,
 		spin_unlock_irq(&prev->lock);
 
 		slot = prev->consumed % collx_nslots;
-		if (arr.imm != collx_wire_imm(op->seq, op->recvd) ||
-		    arr.bytes != u.len * op->esize) {
+		direct = arr.imm & COLLX_WIRE_IMM_DIRECT;
+		/* Direct writes only into an output we offered, not in RS. */
+		if ((arr.imm & ~COLLX_WIRE_IMM_DIRECT) !=
+		    collx_wire_imm(op->seq, op->recvd) ||
+		    arr.bytes != u.len * op->esize ||
+		    (direct && (!op->dmap.placed || u.reduce))) {
 			pr_warn("comm %u: op %llu: rank %u sent chunk %#x of %u bytes, expected %#x of %llu\n",
 				comm->id, op->id, prev->rank, arr.imm,
 				arr.bytes, collx_wire_imm(op->seq, op->recvd),
@@ -181,7 +193,10 @@ static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op,
 		}
 		src = prev->staging.kva + (size_t)slot * collx_slot_kib * 1024;
 		dst = op->recv.kva + u.off * op->esize;
-		if (u.reduce) {
+		if (direct) {
+			collx_dmap_sync_for_cpu(&op->dmap, u.off * op->esize,
+						arr.bytes);
+		} else if (u.reduce) {
 			ret = collx_reduce(dst, src, u.len, op->dtype,
 					   op->redop);
 			if (ret)
@@ -212,9 +227,14 @@ static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op,
 static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
 			     u32 *blame)
 {
+	u32 lkey = comm->dev->pd->local_dma_lkey;
+	struct ib_sge sge[COLLX_MAX_SGE], staged;
 	struct collx_peer *next = &comm->next;
+	u32 slot, bytes, nsge, rkey, imm;
+	struct collx_dest dest;
 	struct collx_unit u;
-	u32 slot, bytes;
+	u64 off, raddr;
+	void *kva;
 	int ret;
 
 	while (op->sent < op->units) {
@@ -238,13 +258,35 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
 		spin_unlock_irq(&next->lock);
 
 		bytes = u.len * op->esize;
-		memcpy(next->staging.kva + (size_t)slot * collx_slot_kib * 1024,
-		       op->recv.kva + u.off * op->esize, bytes);
-		ret = collx_peer_post_write(next, slot, bytes,
-					    collx_wire_imm(op->seq, op->sent));
+		off = u.off * op->esize;
+		imm = collx_wire_imm(op->seq, op->sent);
+		collx_peer_slot(next, slot, bytes, &kva, &staged, &raddr,
+				&rkey);
+		nsge = 0;
+		if (op->dmap.ibdev)
+			nsge = collx_dmap_sges(&op->dmap, off, bytes, lkey, sge,
+					       next->max_sge);
+		if (!nsge) {
+			memcpy(kva, op->recv.kva + off, bytes);
+			sge[0] = staged;
+			nsge = 1;
+		}
+		/* All-gather data is final: it may overwrite the output. */
+		if (u.phase == COLLX_PHASE_ALLGATHER &&
+		    collx_peer_dest(next, op->seq, &dest) &&
+		    off + bytes <= dest.bytes) {
+			raddr = dest.iova + off;
+			rkey = dest.rkey;
+			imm |= COLLX_WIRE_IMM_DIRECT;
+		}
+		ret = collx_peer_post_write(next, sge, nsge, raddr, rkey, imm);
 		if (ret)
 			return collx_peer_failed(next) ? : -ECONNRESET;
 		atomic64_add(bytes, &collx_stats.bytes_written);
+		if (sge[0].lkey != staged.lkey)
+			atomic64_add(bytes, &collx_stats.bytes_zero_copy);
+		if (imm & COLLX_WIRE_IMM_DIRECT)
+			atomic64_add(bytes, &collx_stats.bytes_placed);
 		trace_chunk_post(comm->id, op->id, next->rank, u.phase, u.step,
 				 u.slice, bytes);
 		op->sent++;
@@ -309,6 +351,11 @@ static void collx_engine_progress(struct collx_comm *comm)
 		if (!ret && op->recvd == op->units && op->sent == op->units) {
 			blame = comm->next.rank;
 			ret = collx_engine_writes_done(comm);
+			/* Our output is no longer the predecessor's target. */
+			if (ret == 1 && op->dmap.placed) {
+				blame = comm->prev.rank;
+				ret = collx_peer_dest_done(&comm->prev);
+			}
 			if (ret == 1) {
 				comm->nops--;
 				collx_op_complete(op, 0, COLLX_RANK_NONE,
@@ -364,12 +411,33 @@ void collx_engine_work(struct work_struct *work)
 	}
 }
 
+/*
+ * Who the running op waits for: the successor when a unit is ready to go
+ * but it has given no credit back (it is not consuming), else the
+ * predecessor while data is missing, else the successor (write acks).
+ */
+static u32 collx_engine_waits_for(struct collx_comm *comm,
+				  struct collx_op *op, bool *data)
+{
+	struct collx_peer *next = &comm->next;
+	bool ready, starved;
+
+	ready = op->sent < op->units &&
+		(op->sent < op->nslices || op->recvd > op->sent - op->nslices);
+	spin_lock_irq(&next->lock);
+	starved = !next->credits;
+	spin_unlock_irq(&next->lock);
+	*data = !(ready && starved) && op->recvd < op->units;
+	return *data ? comm->prev.rank : next->rank;
+}
+
 /**
  * collx_engine_timeout() - fail the running op if it stopped progressing
  * @work: the comm's timeout_work
  *
- * Blames the predecessor when the op waits for data, the successor when
- * it waits for room (credits) or for its writes to complete.
+ * Blames the successor when the op has a unit to send and no credit for
+ * it, else the predecessor when the op waits for data, else the successor
+ * (its writes' completions).
  *
  * Context: collx_wq.
  */
@@ -379,6 +447,7 @@ void collx_engine_timeout(struct work_struct *work)
 					       struct collx_comm, timeout_work);
 	unsigned long limit = msecs_to_jiffies(comm->timeout_ms);
 	struct collx_op *op;
+	bool data;
 	u32 rank;
 
 	mutex_lock(&comm->lock);
@@ -393,10 +462,11 @@ void collx_engine_timeout(struct work_struct *work)
 		mutex_unlock(&comm->lock);
 		return;
 	}
-	rank = op->recvd < op->units ? comm->prev.rank : comm->next.rank;
+	rank = collx_engine_waits_for(comm, op, &data);
 	mutex_unlock(&comm->lock);
-	pr_warn("comm %u: op %llu made no progress for %u ms; waiting for rank %u\n",
-		comm->id, op->id, comm->timeout_ms, rank);
+	pr_warn("comm %u: op %llu made no progress for %u ms; waiting for rank %u (%s)\n",
+		comm->id, op->id, comm->timeout_ms, rank,
+		data ? "data" : "credits/acks");
 	collx_comm_fail(comm, -ETIMEDOUT, rank);
 }
 
@@ -440,8 +510,9 @@ static void collx_describe_peer(struct seq_file *m, struct collx_peer *peer)
  */
 void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
 {
+	u32 phase, step, idle_ms, rank;
 	struct collx_op *op;
-	u32 phase, step, idle_ms;
+	bool data;
 
 	mutex_lock(&comm->lock);
 	seq_printf(m, "comm %u key %#llx rank %u/%u state %s timeout %u ms device %s\n",
@@ -462,17 +533,16 @@ void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
 		if (!op->started)
 			continue;
 		collx_op_where(op, &phase, &step);
-		seq_printf(m, "op %llu allreduce dtype %u redop %u count %llu: %s step %u, units sent %u/%u received %u/%u, ",
+		seq_printf(m, "op %llu allreduce dtype %u redop %u count %llu memory %s: %s step %u, units sent %u/%u received %u/%u, ",
 			   op->id, op->dtype, op->redop, op->count,
+			   op->dmap.placed ? "zero-copy+placed" :
+			   op->dmap.ibdev ? "zero-copy" : "staged",
 			   phase == COLLX_PHASE_REDUCE_SCATTER ?
 			   "reduce-scatter" : "all-gather", step,
 			   op->sent, op->units, op->recvd, op->units);
-		if (op->recvd < op->units)
-			seq_printf(m, "waiting for rank %u (data) since %u ms\n",
-				   comm->prev.rank, idle_ms);
-		else
-			seq_printf(m, "waiting for rank %u (credits/acks) since %u ms\n",
-				   comm->next.rank, idle_ms);
+		rank = collx_engine_waits_for(comm, op, &data);
+		seq_printf(m, "waiting for rank %u (%s) since %u ms\n", rank,
+			   data ? "data" : "credits/acks", idle_ms);
 	}
 	mutex_unlock(&comm->lock);
 }

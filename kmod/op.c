@@ -35,6 +35,33 @@ static void collx_op_put(struct collx_op *op)
 	kref_put(&op->ref, collx_op_release);
 }
 
+static void collx_op_release_bufs(struct collx_op *op)
+{
+	collx_dmap_unmap(&op->dmap);
+	if (!op->inplace)
+		collx_ubuf_unmap(&op->send);
+	collx_ubuf_unmap(&op->recv);
+}
+
+/**
+ * collx_op_release_held() - release what failed ops kept for the NIC
+ * @comm: the comm, whose connections are drained and closed
+ *
+ * Context: process context (teardown).
+ */
+void collx_op_release_held(struct collx_comm *comm)
+{
+	struct collx_op *op, *tmp;
+
+	mutex_lock(&comm->lock);
+	list_for_each_entry_safe(op, tmp, &comm->held, entry) {
+		list_del_init(&op->entry);
+		collx_op_release_bufs(op);
+		collx_op_put(op);
+	}
+	mutex_unlock(&comm->lock);
+}
+
 /**
  * collx_op_submit() - COLLX_IOC_SUBMIT
  * @cf: the file
@@ -163,7 +190,9 @@ out_put_comm:
  *
  * Releases the op's buffers (dirtying the output's bounced pages) before
  * the record becomes visible, so a process that sees the record may reuse
- * or free its buffers.
+ * or free its buffers.  A failed op whose output the NIC may still be
+ * reading or writing (zero copy) keeps it, and its registration busy,
+ * until the comm's connections are drained: collx_op_release_held().
  *
  * Context: process context.
  */
@@ -174,9 +203,12 @@ void collx_op_complete(struct collx_op *op, int status, u32 rank, u32 phase,
 	struct collx_comm *comm = op->comm;
 
 	list_del_init(&op->entry);
-	if (!op->inplace)
-		collx_ubuf_unmap(&op->send);
-	collx_ubuf_unmap(&op->recv);
+	if (status && op->dmap.ibdev) {
+		kref_get(&op->ref);
+		list_add_tail(&op->entry, &comm->held);
+	} else {
+		collx_op_release_bufs(op);
+	}
 
 	op->cmpl.status = status;
 	op->cmpl.failed_rank = rank;

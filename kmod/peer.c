@@ -11,6 +11,11 @@
  * connection is up, the incoming side registers its area and SENDs a
  * READY message with the address and rkey.
  *
+ * Zero copy (direct.c): a write may instead gather from the sender's
+ * registered output, and an all-gather write may land straight in the
+ * receiver's registered output, which the incoming side registers per op
+ * (FRWR) and announces with a DEST message; the op's end invalidates it.
+ *
  * CQ and CM handlers never sleep on the engine: they update counters under
  * @peer->lock and kick the comm's work.
  */
@@ -94,6 +99,12 @@ void collx_peer_broken(struct collx_peer *peer, int err)
 	queue_work(collx_wq, &peer->comm->work);
 }
 
+/* Control buffers: one per receive, then READY's, then DEST's. */
+static size_t collx_peer_ctrl_bytes(const struct collx_peer *peer)
+{
+	return (size_t)(peer->nrecv + 2) * COLLX_CTRL_SIZE;
+}
+
 static int collx_peer_post_recv(struct collx_peer *peer, u32 idx)
 {
 	struct ib_sge sge = {
@@ -110,18 +121,12 @@ static int collx_peer_post_recv(struct collx_peer *peer, u32 idx)
 	return ib_post_recv(peer->qp, &wr, NULL);
 }
 
-static void collx_peer_recv_ready(struct collx_peer *peer, u32 idx, u32 len)
+static void collx_peer_recv_ready(struct collx_peer *peer,
+				  const struct collx_wire_ready *msg, u32 len)
 {
-	struct ib_device *ibdev = peer->comm->dev->ibdev;
-	const struct collx_wire_ready *msg;
-	u64 off = (u64)idx * COLLX_CTRL_SIZE;
 	unsigned long flags;
 
-	ib_dma_sync_single_for_cpu(ibdev, peer->ctrl_dma + off, COLLX_CTRL_SIZE,
-				   DMA_BIDIRECTIONAL);
-	msg = peer->ctrl + off;
-	if (len < sizeof(*msg) || be32_to_cpu(msg->magic) != COLLX_WIRE_MAGIC ||
-	    be32_to_cpu(msg->nslots) != collx_nslots ||
+	if (len < sizeof(*msg) || be32_to_cpu(msg->nslots) != collx_nslots ||
 	    be32_to_cpu(msg->slot_bytes) != collx_slot_kib * 1024) {
 		pr_warn("comm %u: rank %u sent a READY this module does not understand (slot_kib and nslots must match on every node)\n",
 			peer->comm->id, peer->rank);
@@ -134,6 +139,56 @@ static void collx_peer_recv_ready(struct collx_peer *peer, u32 idx, u32 len)
 	peer->credits = collx_nslots;
 	spin_unlock_irqrestore(&peer->lock, flags);
 	collx_peer_handshake(peer, false, true);
+}
+
+static void collx_peer_recv_dest(struct collx_peer *peer,
+				 const struct collx_wire_dest *msg, u32 len)
+{
+	struct collx_dest *dest;
+	unsigned long flags;
+	u64 seq;
+
+	if (len < sizeof(*msg)) {
+		collx_peer_broken(peer, -EPROTO);
+		return;
+	}
+	seq = be64_to_cpu(msg->seq);
+	spin_lock_irqsave(&peer->lock, flags);
+	dest = &peer->dest[seq & 1];
+	dest->seq = seq;
+	dest->rkey = be32_to_cpu(msg->rkey);
+	dest->iova = be64_to_cpu(msg->iova);
+	dest->bytes = be64_to_cpu(msg->bytes);
+	dest->valid = true;
+	spin_unlock_irqrestore(&peer->lock, flags);
+}
+
+/* A control message (READY or DEST) arrived on the outgoing connection. */
+static void collx_peer_recv_ctrl(struct collx_peer *peer, u32 idx, u32 len)
+{
+	struct ib_device *ibdev = peer->comm->dev->ibdev;
+	u64 off = (u64)idx * COLLX_CTRL_SIZE;
+	const __be32 *hdr = peer->ctrl + off;
+
+	ib_dma_sync_single_for_cpu(ibdev, peer->ctrl_dma + off, COLLX_CTRL_SIZE,
+				   DMA_BIDIRECTIONAL);
+	if (len < 8 || be32_to_cpu(hdr[0]) != COLLX_WIRE_MAGIC) {
+		pr_warn("comm %u: rank %u sent a message this module does not understand (is collx the same version on every node?)\n",
+			peer->comm->id, peer->rank);
+		collx_peer_broken(peer, -EPROTO);
+		collx_peer_set_state(peer, COLLX_PEER_FAILED, -EPROTO);
+		return;
+	}
+	switch (be32_to_cpu(hdr[1])) {
+	case COLLX_CTRL_READY:
+		collx_peer_recv_ready(peer, peer->ctrl + off, len);
+		break;
+	case COLLX_CTRL_DEST:
+		collx_peer_recv_dest(peer, peer->ctrl + off, len);
+		break;
+	default:
+		collx_peer_broken(peer, -EPROTO);
+	}
 }
 
 /**
@@ -217,7 +272,7 @@ static void collx_peer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		spin_unlock_irqrestore(&peer->lock, flags);
 		kick = true;
 	} else if (wc->opcode == IB_WC_RECV && peer->outgoing) {
-		collx_peer_recv_ready(peer, rv->idx, wc->byte_len);
+		collx_peer_recv_ctrl(peer, rv->idx, wc->byte_len);
 	} else {
 		collx_peer_broken(peer, -EPROTO);
 		return;
@@ -259,6 +314,26 @@ static void collx_peer_write_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_warn("comm %u: write to rank %u failed: %s\n",
+				peer->comm->id, peer->rank,
+				ib_wc_status_msg(wc->status));
+		collx_peer_broken(peer, -ECONNRESET);
+	}
+	queue_work(collx_wq, &peer->comm->work);
+}
+
+/* The output registration was invalidated (or flushed with its QP). */
+static void collx_peer_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
+					       inv_cqe);
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	peer->dest_state = COLLX_DEST_FREE;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn("comm %u: invalidation towards rank %u failed: %s\n",
 				peer->comm->id, peer->rank,
 				ib_wc_status_msg(wc->status));
 		collx_peer_broken(peer, -ECONNRESET);
@@ -358,6 +433,7 @@ void collx_peer_init(struct collx_peer *peer, struct collx_comm *comm,
 	mutex_init(&peer->mutex);
 	peer->send_cqe.done = collx_peer_send_done;
 	peer->write_cqe.done = collx_peer_write_done;
+	peer->inv_cqe.done = collx_peer_inv_done;
 	INIT_DELAYED_WORK(&peer->retry_work, collx_cm_retry_work);
 }
 
@@ -403,7 +479,8 @@ int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 	qp_attr.recv_cq = peer->cq;
 	qp_attr.cap.max_send_wr = nsend;
 	qp_attr.cap.max_recv_wr = peer->nrecv + 1;
-	qp_attr.cap.max_send_sge = 1;
+	peer->max_sge = min_t(u32, ibdev->attrs.max_send_sge, COLLX_MAX_SGE);
+	qp_attr.cap.max_send_sge = peer->max_sge;
 	qp_attr.cap.max_recv_sge = 1;
 	qp_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	qp_attr.qp_type = IB_QPT_RC;
@@ -415,8 +492,17 @@ int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 	ret = collx_staging_alloc(ibdev, comm->dev->pd, &peer->staging);
 	if (ret)
 		goto out_release;
+	if (!peer->outgoing) {
+		/* Without it, all-gather chunks land in staging slots. */
+		i = min_t(u32, COLLX_DEST_MAX_PAGES,
+			  ibdev->attrs.max_fast_reg_page_list_len);
+		peer->dest_mr = ib_alloc_mr(comm->dev->pd, IB_MR_TYPE_MEM_REG,
+					    i);
+		if (IS_ERR(peer->dest_mr))
+			peer->dest_mr = NULL;
+	}
 
-	ctrl_bytes = (size_t)(peer->nrecv + 1) * COLLX_CTRL_SIZE;
+	ctrl_bytes = collx_peer_ctrl_bytes(peer);
 	peer->ctrl = kzalloc(ctrl_bytes, GFP_KERNEL);
 	peer->recvs = kcalloc(peer->nrecv, sizeof(*peer->recvs), GFP_KERNEL);
 	peer->arrivals = kcalloc(2 * collx_nslots, sizeof(*peer->arrivals),
@@ -503,7 +589,9 @@ int collx_peer_send_ready(struct collx_peer *peer)
 		.num_sge = 1,
 	};
 
+	memset(msg, 0, sizeof(*msg));
 	msg->magic = cpu_to_be32(COLLX_WIRE_MAGIC);
+	msg->type = cpu_to_be32(COLLX_CTRL_READY);
 	msg->nslots = cpu_to_be32(collx_nslots);
 	msg->slot_bytes = cpu_to_be32(collx_slot_kib * 1024);
 	msg->rkey = cpu_to_be32(peer->staging.mr->rkey);
@@ -541,45 +629,207 @@ int collx_peer_post_credit(struct collx_peer *peer, u32 slot)
 }
 
 /**
- * collx_peer_post_write() - write a staged chunk into the neighbour's slot
- * @peer: the outgoing connection
+ * collx_peer_slot() - where a chunk goes through a staging slot
+ * @peer: the outgoing connection, ready
  * @slot: staging slot, the same on both sides
  * @bytes: chunk length
+ * @kva: out: where to copy the chunk
+ * @sge: out: the staged chunk as the NIC gathers it
+ * @raddr: out: the neighbour's slot
+ * @rkey: out: and its key
+ *
+ * Context: any; takes @peer->lock.
+ */
+void collx_peer_slot(struct collx_peer *peer, u32 slot, u32 bytes, void **kva,
+		     struct ib_sge *sge, u64 *raddr, u32 *rkey)
+{
+	u64 off = (u64)slot * collx_slot_kib * 1024;
+	unsigned long flags;
+
+	*kva = peer->staging.kva + off;
+	sge->addr = peer->staging.mr->iova + off;
+	sge->length = bytes;
+	sge->lkey = peer->staging.mr->lkey;
+	spin_lock_irqsave(&peer->lock, flags);
+	*raddr = peer->remote_iova + off;
+	*rkey = peer->remote_rkey;
+	spin_unlock_irqrestore(&peer->lock, flags);
+}
+
+/**
+ * collx_peer_dest() - where the neighbour lets us write an op's output
+ * @peer: the outgoing connection
+ * @seq: the op's sequence number
+ * @dest: out
+ *
+ * Context: any; takes @peer->lock.
+ * Return: true if the neighbour sent a DEST for this op.
+ */
+bool collx_peer_dest(struct collx_peer *peer, u64 seq, struct collx_dest *dest)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	*dest = peer->dest[seq & 1];
+	spin_unlock_irqrestore(&peer->lock, flags);
+	ok = dest->valid && dest->seq == seq;
+	return ok;
+}
+
+/**
+ * collx_peer_post_write() - RDMA-write a chunk, with immediate data
+ * @peer: the outgoing connection
+ * @sge: gather list, @nsge entries (at most @peer->max_sge)
+ * @nsge: entries
+ * @raddr: remote address (a staging slot or the neighbour's output)
+ * @rkey: its key
  * @imm: immediate data identifying the chunk
  *
  * Context: any; takes @peer->lock.
  * Return: 0, -ECONNRESET if the connection is closing, or the errno of
  * ib_post_send().
  */
-int collx_peer_post_write(struct collx_peer *peer, u32 slot, u32 bytes,
-			  u32 imm)
+int collx_peer_post_write(struct collx_peer *peer, struct ib_sge *sge,
+			  u32 nsge, u64 raddr, u32 rkey, u32 imm)
 {
-	u64 off = (u64)slot * collx_slot_kib * 1024;
-	struct ib_sge sge = {
-		.addr = peer->staging.mr->iova + off,
-		.length = bytes,
-		.lkey = peer->staging.mr->lkey,
-	};
 	struct ib_rdma_wr wr = {
 		.wr = {
 			.opcode = IB_WR_RDMA_WRITE_WITH_IMM,
 			.wr_cqe = &peer->write_cqe,
 			.send_flags = IB_SEND_SIGNALED,
-			.sg_list = &sge,
-			.num_sge = 1,
+			.sg_list = sge,
+			.num_sge = nsge,
 			.ex.imm_data = cpu_to_be32(imm),
 		},
+		.remote_addr = raddr,
+		.rkey = rkey,
 	};
 	unsigned long flags;
 	int ret = -ECONNRESET;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	wr.remote_addr = peer->remote_iova + off;
-	wr.rkey = peer->remote_rkey;
 	if (!peer->closing && peer->qp) {
 		ret = ib_post_send(peer->qp, &wr.wr, NULL);
 		if (!ret)
 			peer->posted++;
+	}
+	spin_unlock_irqrestore(&peer->lock, flags);
+	return ret;
+}
+
+/**
+ * collx_peer_post_dest() - let the neighbour write an op's output directly
+ * @peer: the incoming connection
+ * @dm: the op's output, DMA-mapped
+ * @seq: the op's sequence number
+ *
+ * Registers @dm with the connection's FRWR MR (remote write) and SENDs
+ * DEST behind the registration, so the neighbour cannot see the key
+ * before it is valid.
+ *
+ * Context: process context (the engine).
+ * Return: 0; -ENOSPC if the output does not fit the MR or the previous
+ * registration is not yet invalidated (then it uses staging); -ECONNRESET
+ * or the errno of ib_post_send().
+ */
+int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
+			 u64 seq)
+{
+	u64 off = (u64)(peer->nrecv + 1) * COLLX_CTRL_SIZE;
+	struct collx_wire_dest *msg = peer->ctrl + off;
+	struct ib_sge sge = {
+		.addr = peer->ctrl_dma + off,
+		.length = sizeof(*msg),
+		.lkey = peer->comm->dev->pd->local_dma_lkey,
+	};
+	struct ib_send_wr send = {
+		.opcode = IB_WR_SEND,
+		.wr_cqe = &peer->send_cqe,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ib_reg_wr reg = {
+		.wr = {
+			.next = &send,
+			.opcode = IB_WR_REG_MR,
+			.wr_cqe = &peer->send_cqe,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+	struct ib_mr *mr = peer->dest_mr;
+	unsigned long flags;
+	int ret, n;
+
+	if (!mr || READ_ONCE(peer->dest_state) != COLLX_DEST_FREE)
+		return -ENOSPC;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	n = ib_map_mr_sg(mr, dm->sgt.sgl, dm->sgt.nents, NULL, PAGE_SIZE);
+	if (n != dm->sgt.nents)
+		return -ENOSPC;
+	reg.mr = mr;
+	reg.key = mr->rkey;
+
+	memset(msg, 0, sizeof(*msg));
+	msg->magic = cpu_to_be32(COLLX_WIRE_MAGIC);
+	msg->type = cpu_to_be32(COLLX_CTRL_DEST);
+	msg->seq = cpu_to_be64(seq);
+	msg->rkey = cpu_to_be32(mr->rkey);
+	msg->iova = cpu_to_be64(mr->iova);
+	msg->bytes = cpu_to_be64(dm->bytes);
+	ib_dma_sync_single_for_device(peer->comm->dev->ibdev, sge.addr,
+				      COLLX_CTRL_SIZE, DMA_BIDIRECTIONAL);
+
+	ret = -ECONNRESET;
+	spin_lock_irqsave(&peer->lock, flags);
+	if (!peer->closing && peer->qp) {
+		ret = ib_post_send(peer->qp, &reg.wr, NULL);
+		if (!ret)
+			peer->dest_state = COLLX_DEST_POSTED;
+	}
+	spin_unlock_irqrestore(&peer->lock, flags);
+	return ret;
+}
+
+/**
+ * collx_peer_dest_done() - end the neighbour's access to an op's output
+ * @peer: the incoming connection
+ *
+ * Posts the invalidation of the output registration the first time, and
+ * says whether it has completed.  Called again when the engine is kicked
+ * by its completion.
+ *
+ * Context: process context (the engine).
+ * Return: 1 when the registration is gone, 0 while it is being
+ * invalidated, or a negative errno if the invalidation cannot be posted.
+ */
+int collx_peer_dest_done(struct collx_peer *peer)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.wr_cqe = &peer->inv_cqe,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	switch (peer->dest_state) {
+	case COLLX_DEST_FREE:
+		ret = 1;
+		break;
+	case COLLX_DEST_POSTED:
+		wr.ex.invalidate_rkey = peer->dest_mr->rkey;
+		ret = -ECONNRESET;
+		if (!peer->closing && peer->qp)
+			ret = ib_post_send(peer->qp, &wr, NULL);
+		if (!ret)
+			peer->dest_state = COLLX_DEST_INVALIDATING;
+		break;
+	default:
+		break;
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 	return ret;
@@ -614,12 +864,18 @@ void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id)
 		ib_cq_pool_put(peer->cq, peer->cq_size);
 		peer->cq = NULL;
 	}
+	if (peer->dest_mr) {
+		ib_dereg_mr(peer->dest_mr);
+		peer->dest_mr = NULL;
+	}
+	peer->dest_state = COLLX_DEST_FREE;
+	memset(peer->dest, 0, sizeof(peer->dest));
 	if (ibdev) {
 		collx_staging_free(ibdev, &peer->staging);
 		if (peer->ctrl_mapped)
 			ib_dma_unmap_single(ibdev, peer->ctrl_dma,
-					    (size_t)(peer->nrecv + 1) *
-					    COLLX_CTRL_SIZE, DMA_BIDIRECTIONAL);
+					    collx_peer_ctrl_bytes(peer),
+					    DMA_BIDIRECTIONAL);
 	}
 	peer->ctrl_mapped = false;
 	peer->established = false;

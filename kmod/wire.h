@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define COLLX_WIRE_MAGIC	0x434c5801	/* "CLX" v1 */
+#define COLLX_WIRE_MAGIC	0x434c5802	/* "CLX" v2 */
 
 /**
  * struct collx_wire_req - private data of a connection request
@@ -49,9 +49,18 @@ struct collx_wire_rej {
 	__be32 reason;
 };
 
+/* What a control SEND carries (the word after the magic). */
+enum collx_wire_ctrl_type {
+	/* struct collx_wire_ready */
+	COLLX_CTRL_READY = 1,
+	/* struct collx_wire_dest */
+	COLLX_CTRL_DEST = 2,
+};
+
 /**
  * struct collx_wire_ready - READY, sent by the accepting side
  * @magic: COLLX_WIRE_MAGIC
+ * @type: COLLX_CTRL_READY
  * @nslots: staging slots
  * @slot_bytes: bytes per slot
  * @rkey: key of the staging area
@@ -59,20 +68,48 @@ struct collx_wire_rej {
  */
 struct collx_wire_ready {
 	__be32 magic;
+	__be32 type;
 	__be32 nslots;
 	__be32 slot_bytes;
 	__be32 rkey;
+	__be32 __pad;
 	__be64 iova;
 };
 
-/*
- * Immediate data of a chunk: the low 8 bits of the op's sequence number
- * and the low 24 bits of the chunk's index in the op, so the receiver can
- * check that both sides agree on what is being sent.
+/**
+ * struct collx_wire_dest - DEST: write this op's all-gather data straight
+ *	into my registered output, sent by the accepting side
+ * @magic: COLLX_WIRE_MAGIC
+ * @type: COLLX_CTRL_DEST
+ * @seq: the op's sequence number on the comm
+ * @rkey: key of the output's registration
+ * @__pad: zero
+ * @iova: address of the output's first byte
+ * @bytes: the output's length
  */
+struct collx_wire_dest {
+	__be32 magic;
+	__be32 type;
+	__be64 seq;
+	__be32 rkey;
+	__be32 __pad;
+	__be64 iova;
+	__be64 bytes;
+};
+
+/*
+ * Immediate data of a chunk: the low 8 bits of the op's sequence number,
+ * a flag saying the chunk was written straight into the receiver's output
+ * (else into a staging slot), and the low 23 bits of the chunk's index in
+ * the op, so the receiver can check that both sides agree on what is
+ * being sent.
+ */
+#define COLLX_WIRE_IMM_DIRECT	0x800000u
+#define COLLX_WIRE_IMM_UNIT	0x7fffffu
+
 static inline u32 collx_wire_imm(u64 seq, u32 unit)
 {
-	return (u32)(seq & 0xff) << 24 | (unit & 0xffffff);
+	return (u32)(seq & 0xff) << 24 | (unit & COLLX_WIRE_IMM_UNIT);
 }
 
 #endif /* COLLX_WIRE_H */

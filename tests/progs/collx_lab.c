@@ -267,6 +267,46 @@ static int cmd_destroy(void)
 	return 0;
 }
 
+/*
+ * Rank @stuck joins the comm but never submits; every other rank's
+ * allreduce must end (comm timeout), with the error, the rank blamed and
+ * the phase printed for the case to check.
+ */
+static int cmd_stall(int stuck, const char *ready)
+{
+	struct collx_comm *comm = init_or_die();
+	size_t count = 1 << 18;		/* 1 MiB of fp32, registered */
+	float *s = alloc_or_die(count * 4), *r = alloc_or_die(count * 4);
+	struct collx_completion c;
+	struct collx_op *op;
+	uint64_t t0 = now_ns();
+	void *h1, *h2;
+	int err, fd;
+
+	if (rank == stuck) {
+		printf("rank %d: joined, submitting nothing\n", rank);
+		sleep(25);
+		collx_comm_destroy(comm);
+		return 0;
+	}
+	if (collx_mem_register(comm, s, count * 4, &h1) ||
+	    collx_mem_register(comm, r, count * 4, &h2))
+		FAIL("register: %s", collx_comm_last_error(comm));
+	if ((err = collx_allreduce_async(comm, s, r, count, COLLX_FP32, COLLX_OP_SUM, &op)))
+		FAIL("submit: %s", collx_comm_last_error(comm));
+	fd = open(ready, O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+	err = collx_wait(op, &c);
+	printf("rank %d: allreduce ended after %.1f s: %s, failed_rank %d, phase %s step %u\n",
+	       rank, (now_ns() - t0) / 1e9, err ? collx_strerror(err) : "done",
+	       (int)c.failed_rank, collx_phase_name(c.phase), c.step);
+	if (!err)
+		FAIL("the allreduce completed without rank %d", stuck);
+	collx_comm_destroy(comm);
+	return 0;
+}
+
 static int cmd_loop(const char *ready)
 {
 	struct collx_comm *comm = init_or_die();
@@ -360,9 +400,11 @@ int main(int argc, char **argv)
 		return cmd_destroy();
 	if (!strcmp(argv[1], "loop") && argc == 3)
 		return cmd_loop(argv[2]);
+	if (!strcmp(argv[1], "stall") && argc == 4)
+		return cmd_stall(atoi(argv[2]), argv[3]);
 	if (!strcmp(argv[1], "rawcreate"))
 		return cmd_rawcreate(argc - 2, argv + 2);
 usage:
-	fprintf(stderr, "usage: collx_lab init|twocomm|async|destroy|loop FILE|rawcreate MISSING TIMEOUT_MS ADDR...\n");
+	fprintf(stderr, "usage: collx_lab init|twocomm|async|destroy|loop FILE|stall RANK FILE|rawcreate MISSING TIMEOUT_MS ADDR...\n");
 	return 2;
 }

@@ -225,7 +225,10 @@ struct collx_comm_destroy {
  *
  * Pins the buffer's pages for as long as the registration lives (they
  * count against RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK), so
- * collectives on buffers inside it run without bouncing.  Errors: ENOMEM
+ * collectives on buffers inside it run without bouncing: the NIC reads
+ * the output directly, and the ring predecessor writes all-gather data
+ * straight into it through a fast registration made per collective and
+ * invalidated before the collective completes.  Errors: ENOMEM
  * (over RLIMIT_MEMLOCK, or out of memory), EFAULT (not mapped writable).
  */
 struct collx_mr_reg {
@@ -246,7 +249,9 @@ struct collx_mr_reg {
  * @mr_id: the registration
  * @__reserved: must be 0
  *
- * Drops a registration.  EBUSY while a collective in flight uses it;
+ * Drops a registration.  EBUSY while a collective in flight uses it, and
+ * after a collective on it failed, until its communicator is destroyed
+ * (the NIC may still touch the pages until the connections are drained);
  * ENOENT: no such registration on this fd.
  */
 struct collx_mr_dereg {
@@ -300,8 +305,9 @@ enum collx_phase {
  * Queues a collective and returns at once.  Every rank of the
  * communicator must submit the same collectives in the same order.  The
  * collective completes through read()/poll() or COLLX_IOC_WAIT.  Buffers
- * inside a registration are used in place; others are bounced (their pages
- * are pinned for the collective's lifetime).  Errors: ENOENT (no such
+ * inside a registration are used in place, zero copy; others are bounced
+ * (their pages are pinned for the collective's lifetime and data moves
+ * through the connection's staging slots).  Errors: ENOENT (no such
  * communicator), EPIPE (the communicator is in its error state: destroy
  * it), EOPNOTSUPP (coll, dtype or redop unknown), EFAULT (a buffer is not
  * mapped as needed).

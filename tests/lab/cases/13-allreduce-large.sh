@@ -5,8 +5,15 @@
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_port 29613
 BENCH_TIMEOUT=280
-# 4 MiB + 12 B of fp32, registered; 3 MiB + 3 B of int8, bounced
+# 4 MiB + 12 B of fp32, registered: sent zero copy, but larger than
+# rxe's largest fast registration (512 pages), so all-gather is staged;
+# 1 MiB + 4 B registered: placed too.  3 MiB + 3 B of int8, bounced.
+collx_zc_mark
 collx_bench_ok -d float -o sum -C 1048579 -n 0 -w 0 -c 1 -R 1
+collx_zc_expect grew same
+collx_zc_mark
+collx_bench_ok -d int32 -o prod -C 262145 -n 0 -w 0 -c 1 -R 1
+collx_zc_expect grew grew
 collx_bench_ok -d int8 -o max -C 3145731 -n 0 -w 0 -c 1 -R 0
 lab_barrier large-3 120 || lab_fail "barrier"
 collx_port 29623

@@ -1,0 +1,52 @@
+# A rank that joins but never submits (rank 2): nothing hangs.  Its ring
+# neighbours wait for it — rank 3 for data, rank 1 for credits — and
+# debugfs collx/<comm>/state says so while they wait; at their comm
+# timeout their allreduce ends ETIMEDOUT naming rank 2, and rank 0's ends
+# soon after (its neighbours hung up).  Ranks 1 and 3 get the shorter
+# timeout so that theirs fire first, whatever the emulator's timing.
+. "$COLLX_SRC/tests/lab/lib.sh"
+. "$COLLX_SRC/tests/progs/collx-lab.inc"
+collx_nodes 4
+collx_port 29635
+STUCK=2
+case $COLLX_RANK in
+1 | 3) export COLLX_TIMEOUT_MS=6000 ;;
+*) export COLLX_TIMEOUT_MS=15000 ;;
+esac
+READY=$COLLX_LAB_DIR/barrier/stall-ready-$COLLX_RANK
+OUT=stall.$$
+rm -f "$READY"
+timeout -k 5 90 "$LABPROG" stall "$STUCK" "$READY" >"$OUT" 2>&1 &
+pid=$!
+state=
+if [ "$COLLX_RANK" != "$STUCK" ]; then
+	n=0
+	until [ -e "$READY" ]; do
+		n=$((n + 1))
+		[ "$n" -lt 600 ] || { cat "$OUT"; lab_fail "no allreduce submitted in 60 s"; }
+		sleep 0.1
+	done
+	sleep 3
+	state=$(cat /sys/kernel/debug/collx/*/state)
+	printf '%s\n' "$state"
+fi
+wait "$pid"
+rc=$?
+out=$(cat "$OUT")
+rm -f "$OUT"
+printf '%s\n' "$out"
+[ "$rc" = 0 ] || lab_fail "collx_lab stall exited $rc"
+case $COLLX_RANK in
+1)	printf '%s\n' "$state" | grep -q 'waiting for rank 2 (credits/acks)' ||
+		lab_fail "debugfs state does not say rank 1 waits for rank 2's credits"
+	printf '%s\n' "$out" | grep -q 'timed out .*failed_rank 2, phase' ||
+		lab_fail "rank 1's allreduce did not time out naming rank 2" ;;
+3)	printf '%s\n' "$state" | grep -q 'waiting for rank 2 (data)' ||
+		lab_fail "debugfs state does not say rank 3 waits for rank 2's data"
+	printf '%s\n' "$out" | grep -q 'timed out .*failed_rank 2, phase' ||
+		lab_fail "rank 3's allreduce did not time out naming rank 2" ;;
+0)	printf '%s\n' "$out" | grep -Eq 'failed_rank (1|3), phase' ||
+		lab_fail "rank 0's allreduce does not name a neighbour" ;;
+esac
+dmesg | grep 'made no progress' || true
+collx_no_leak 30
