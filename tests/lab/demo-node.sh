@@ -2,7 +2,8 @@
 # collx demo, on each node: a one-line summary of its RDMA link and of the
 # collx module, then collx-bench allreduce (fp32 sum, 8 B to 1 MiB) on all
 # nodes, then the link's own figure from ib_write_bw between node0 and
-# node1, both ways at once (a ring sends and receives at once).
+# node1, both ways at once (a ring sends and receives at once), then Gloo's
+# ring allreduce over ibverbs on the same nodes when it is built.
 . "$COLLX_SRC/tests/lab/lib.sh"
 state=$(rdma link show rxe0/1 | sed -n 's/.* state \([A-Z_]*\) physical_state.*/\1/p')
 mtu=$(ibv_devinfo -d rxe0 | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
@@ -42,4 +43,13 @@ case $COLLX_RANK in
 	;;
 *) lab_barrier demo-bw-go 60 ;;
 esac
+
+GLOO=$COLLX_SRC/.build/bench/gloo_allreduce
+if [ -x "$GLOO" ]; then
+	mkdir -p "$COLLX_LAB_DIR/gloo-store"
+	lab_barrier demo-gloo 120 || exit 1
+	# GID index 1: rxe's RoCE v2 GID of the IPv4 address.
+	timeout 300 "$GLOO" "$COLLX_RANK" "$COLLX_NRANKS" "$COLLX_LAB_DIR/gloo-store" \
+		rxe0 1 8 1048576 5 >"$COLLX_NODE_DIR/gloo.txt" 2>&1 || rc=1
+fi
 exit $rc

@@ -3,7 +3,9 @@
 #   tests/lab/demo.sh [-k 6.1|6.12] [-n NODES]
 # Boots the nodes, shows each one's RDMA link and the loaded module, runs
 # collx-bench allreduce (fp32 sum, 8 B to 1 MiB) on every node and prints
-# rank 0's table, then the link's own figure (ib_write_bw) and the ratio.
+# rank 0's table, then the link's own figure (ib_write_bw) and Gloo's ring
+# allreduce over ibverbs on the same nodes (when libgloo-dev is installed:
+# scripts/install-deps.sh --bench), with collx's ratio to each.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 KERNEL=6.12
@@ -20,6 +22,12 @@ KREL=$(cd /boot && ls -1 vmlinuz-"$KERNEL".[0-9]* 2>/dev/null | sed 's/^vmlinuz-
 cd "$SRC"
 make --no-print-directory -s module KVER="$KREL" >/dev/null
 make --no-print-directory -s -C user >/dev/null
+rm -f .build/bench/gloo_allreduce
+if [ -e /usr/include/gloo/allreduce_ring.h ]; then
+	make --no-print-directory -s -C tests/bench gloo >/dev/null
+else
+	echo "demo: no libgloo-dev (scripts/install-deps.sh --bench): no Gloo comparison" >&2
+fi
 OUT=$SRC/.build/lab/demo-$KERNEL
 status=0
 tests/lab/lab.sh -k "$KERNEL" -n "$NODES" -t 900 -q -S -o "$OUT" -- tests/lab/demo-node.sh ||
@@ -48,6 +56,16 @@ if [ -s "$OUT/node0/write_bw.txt" ]; then
 			dir = bw / 2 * 1048576 / 1e9	# perftest MB/s (2^20), both ways
 			ratio = dir > 0 ? bus / dir : 0
 			printf "\ncollx busbw at 1 MiB: %.4f GB/s; ib_write_bw per direction: %.4f GB/s; ratio %.2f\n", bus, dir, ratio }'
+	fi
+fi
+if [ -s "$OUT/node0/gloo.txt" ]; then
+	echo
+	echo "Gloo allreduce_ring over ibverbs on the same $NODES nodes (rank 0):"
+	cat "$OUT/node0/gloo.txt"
+	gbus=$(awk '$1 == 1048576 { print $6 }' "$OUT/node0/gloo.txt")
+	if [ -n "${bus:-}" ] && [ -n "$gbus" ]; then
+		awk -v bus="$bus" -v g="$gbus" 'BEGIN {
+			printf "\ncollx busbw at 1 MiB: %.4f GB/s; Gloo: %.4f GB/s; ratio %.2f\n", bus, g, g > 0 ? bus / g : 0 }'
 	fi
 fi
 exit $status

@@ -285,7 +285,7 @@ static int cmd_stall(int stuck, const char *ready)
 
 	if (rank == stuck) {
 		printf("rank %d: joined, submitting nothing\n", rank);
-		sleep(25);
+		sleep(15);
 		collx_comm_destroy(comm);
 		return 0;
 	}
