@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <unistd.h>
 #include <vector>
 
 static double now_us()
@@ -50,13 +51,25 @@ int main(int argc, char **argv)
 		printf("# gloo allreduce_ring, ibverbs %s gid %s, nRanks %d, fp32 sum, iters %d\n"
 		       "#%12s %12s %8s %10s %8s %8s %7s\n", argv[4], argv[5], n, iters,
 		       "size", "count", "type", "time(us)", "algbw", "busbw", "#wrong");
+	/*
+	 * Every size keeps its buffer and algorithm (its registered memory and
+	 * pair slots) to the end: Gloo's ibverbs buffers refuse to be
+	 * destroyed while a send completion is still unpolled, so the process
+	 * leaves with _exit() instead of running the destructors.
+	 */
+	std::vector<std::unique_ptr<std::vector<float>>> bufs;
+	std::vector<std::unique_ptr<gloo::AllreduceRing<float>>> rings;
+
 	for (size_t bytes = min; bytes <= max; bytes *= 2) {
 		size_t count = bytes / sizeof(float);
-		std::vector<float> buf(count);
-		std::vector<float *> ptrs = { buf.data() };
-		gloo::AllreduceRing<float> ring(ctx, ptrs, count);
 		double t0, us;
 		long bad = 0;
+
+		bufs.emplace_back(new std::vector<float>(count));
+		std::vector<float> &buf = *bufs.back();
+		std::vector<float *> ptrs = { buf.data() };
+		rings.emplace_back(new gloo::AllreduceRing<float>(ctx, ptrs, count));
+		gloo::AllreduceRing<float> &ring = *rings.back();
 
 		for (size_t i = 0; i < count; i++)
 			buf[i] = (float)(rank + 1 + i % 7);
@@ -77,5 +90,6 @@ int main(int argc, char **argv)
 	}
 	if (rank == 0)
 		printf("# gloo wrong elements: %ld\n", wrong);
-	return wrong ? 1 : 0;
+	fflush(stdout);
+	_exit(wrong ? 1 : 0);
 }

@@ -65,7 +65,8 @@ if [ -s "$OUT/node0/gloo.txt" ]; then
 	gbus=$(awk '$1 == 1048576 { print $6 }' "$OUT/node0/gloo.txt")
 	if [ -n "${bus:-}" ] && [ -n "$gbus" ]; then
 		awk -v bus="$bus" -v g="$gbus" 'BEGIN {
-			printf "\ncollx busbw at 1 MiB: %.4f GB/s; Gloo: %.4f GB/s; ratio %.2f\n", bus, g, g > 0 ? bus / g : 0 }'
+			ratio = g > 0 ? bus / g : 0
+			printf "\ncollx busbw at 1 MiB: %.4f GB/s; Gloo: %.4f GB/s; ratio %.2f\n", bus, g, ratio }'
 	fi
 fi
 exit $status

@@ -9,6 +9,12 @@
  * never came.  A rank whose own setup failed still joins, with its error,
  * so that every rank fails at once with the same message.
  *
+ * The connections stay open through COMM_CREATE: then every rank reports
+ * its outcome to rank 0, which answers all of them with the first failure
+ * (or success) once everyone reported (collx_bs_confirm).  So init is a
+ * barrier, as in NCCL — no rank returns, and may destroy its comm, before
+ * every rank's RDMA connections are up — and all ranks agree on the result.
+ *
  * Wire format (version 1): fixed-size structs, integers in network order.
  */
 #include <arpa/inet.h>
@@ -412,9 +418,15 @@ static int bootstrap_root(const struct collx_bs_params *p, struct collx_bs_resul
 		if (conns[i] < 0)
 			continue;
 		reply_to(conns[i], &r, status ? NULL : tab, n);
-		close(conns[i]);
+		if (status)
+			close(conns[i]);
 	}
-	free(conns);
+	if (status) {
+		free(conns);
+	} else {
+		res->conns = conns;
+		res->nconns = n;
+	}
 	if (status) {
 		res->failed_rank = failed == COLLX_RANK_NONE ? -1 : (int)failed;
 		snprintf(res->err, sizeof(res->err), "%s", msg);
@@ -555,8 +567,8 @@ static int bootstrap_peer(const struct collx_bs_params *p, struct collx_bs_resul
 		return -ENOMEM;
 	}
 	err = io_full(fd, tab, sizeof(*tab) * n, now_ms() + BS_IO_MS, false);
-	close(fd);
 	if (err) {
+		close(fd);
 		free(tab);
 		snprintf(res->err, sizeof(res->err),
 			 "bootstrap: rank 0 at %s:%u dropped the table: %s",
@@ -565,6 +577,10 @@ static int bootstrap_peer(const struct collx_bs_params *p, struct collx_bs_resul
 	}
 	err = fill_result(res, tab, n, be64toh(r.comm_key));
 	free(tab);
+	if (err)
+		close(fd);
+	else
+		res->fd = fd;
 	TRACE(p->rank, "bootstrap: joined rank 0 at %s:%u after %lld ms, %d attempt(s)",
 	      ip, ntohs(p->root.sin_port), (long long)(now_ms() - start), attempts);
 	return err;
@@ -574,6 +590,7 @@ int collx_bootstrap(const struct collx_bs_params *p, struct collx_bs_result *res
 {
 	memset(res, 0, sizeof(*res));
 	res->failed_rank = -1;
+	res->fd = -1;
 	if (p->nranks < 1 || p->nranks > COLLX_MAX_RANKS || p->rank < 0 ||
 	    p->rank >= p->nranks || p->timeout_ms <= 0) {
 		snprintf(res->err, sizeof(res->err), "bootstrap: rank %d of %d is not valid",
@@ -587,8 +604,100 @@ int collx_bootstrap(const struct collx_bs_params *p, struct collx_bs_result *res
 	return bootstrap_peer(p, res);
 }
 
+static void confirm_msg(struct bs_reply *r, int status, int failed_rank, const char *msg)
+{
+	memset(r, 0, sizeof(*r));
+	r->magic = htonl(COLLX_BS_MAGIC);
+	r->version = htonl(COLLX_BS_VERSION);
+	r->status = htonl(-status);
+	r->failed_rank = htonl(failed_rank < 0 ? COLLX_RANK_NONE : (uint32_t)failed_rank);
+	snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "");
+}
+
+static int confirm_verdict(struct collx_bs_result *res, const struct bs_reply *r)
+{
+	int status = -(int)ntohl(r->status);
+	uint32_t failed = ntohl(r->failed_rank);
+
+	if (status) {
+		res->failed_rank = failed == COLLX_RANK_NONE ? -1 : (int)failed;
+		snprintf(res->err, sizeof(res->err), "%.*s", (int)sizeof(r->msg) - 1, r->msg);
+	}
+	return status;
+}
+
+static void close_conns(struct collx_bs_result *res)
+{
+	int i;
+
+	for (i = 1; res->conns && i < res->nconns; i++)
+		if (res->conns[i] >= 0)
+			close(res->conns[i]);
+	free(res->conns);
+	res->conns = NULL;
+}
+
+/*
+ * @status, @failed_rank, @msg: this rank's COMM_CREATE outcome.  Rank 0
+ * waits up to @wait_ms for every rank's report; the others a little
+ * longer for rank 0's verdict.  Returns 0 when every rank connected, else
+ * the first failure's negative errno with res->err and res->failed_rank.
+ */
+int collx_bs_confirm(const struct collx_bs_params *p, struct collx_bs_result *res,
+		     int status, int failed_rank, const char *msg, int wait_ms)
+{
+	int64_t deadline = now_ms() + wait_ms;
+	struct bs_reply r, v;
+	int i, err;
+
+	if (p->rank != 0) {
+		confirm_msg(&r, status, failed_rank, msg);
+		err = io_full(res->fd, &r, sizeof(r), now_ms() + BS_IO_MS, true);
+		if (!err)
+			err = io_full(res->fd, &v, sizeof(v), deadline + BS_GRACE_MS, false);
+		close(res->fd);
+		res->fd = -1;
+		if (!err && (ntohl(v.magic) != COLLX_BS_MAGIC ||
+			     ntohl(v.version) != COLLX_BS_VERSION))
+			err = -EPROTO;
+		if (err) {
+			res->failed_rank = 0;
+			snprintf(res->err, sizeof(res->err),
+				 "init: rank 0 did not confirm that every rank connected: %s",
+				 strerror(-err));
+			return err;
+		}
+		return confirm_verdict(res, &v);
+	}
+
+	confirm_msg(&v, status, failed_rank, msg);
+	for (i = 1; i < res->nconns; i++) {
+		err = io_full(res->conns[i], &r, sizeof(r), deadline, false);
+		if (!err && (ntohl(r.magic) != COLLX_BS_MAGIC ||
+			     ntohl(r.version) != COLLX_BS_VERSION))
+			err = -EPROTO;
+		if (err && !ntohl(v.status)) {
+			char m[COLLX_ERRLEN];
+
+			snprintf(m, sizeof(m), "init: rank %d did not report its connections within %g s: %s",
+				 i, wait_ms / 1000.0, strerror(-err));
+			confirm_msg(&v, err, i, m);
+		} else if (!err && r.status && !v.status) {
+			v = r;
+		}
+	}
+	for (i = 1; i < res->nconns; i++)
+		io_full(res->conns[i], &v, sizeof(v), now_ms() + BS_IO_MS, true);
+	close_conns(res);
+	return confirm_verdict(res, &v);
+}
+
 void collx_bs_result_free(struct collx_bs_result *res)
 {
+	if (res->fd >= 0)
+		close(res->fd);
+	res->fd = -1;
+	close_conns(res);
 	free(res->addrs);
 	free(res->hosts);
 	res->addrs = NULL;

@@ -102,12 +102,20 @@ struct collx_bs_result {
 	uint64_t comm_key;
 	struct collx_rank_addr *addrs;	/* nranks, malloc'd */
 	char (*hosts)[64];		/* nranks host names, malloc'd */
+	/* After a successful rendezvous, until collx_bs_confirm(): rank 0's
+	 * socket to each rank (conns[0] unused), another rank's to rank 0. */
+	int *conns;
+	int nconns;
+	int fd;
 	int failed_rank;		/* on failure, or -1 */
 	char err[COLLX_ERRLEN];
 };
 
 int collx_bootstrap(const struct collx_bs_params *p,
 		    struct collx_bs_result *res);
+/* The end of init: report this rank's COMM_CREATE outcome, get everyone's. */
+int collx_bs_confirm(const struct collx_bs_params *p, struct collx_bs_result *res,
+		     int status, int failed_rank, const char *msg, int wait_ms);
 void collx_bs_result_free(struct collx_bs_result *res);
 /* Listen on @sa (port 0: any); returns the fd and fills the bound port. */
 int collx_bs_listen(struct sockaddr_in *sa);

@@ -134,8 +134,8 @@ static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
 	struct collx_comm_create cc;
 	struct comm_priv *p;
 	struct collx_comm *comm;
-	char ip[INET_ADDRSTRLEN], who[160];
-	int err;
+	char ip[INET_ADDRSTRLEN], who[160], msg[COLLX_ERRLEN] = "";
+	int err, verdict;
 
 	*commp = NULL;
 	init_error[0] = 0;
@@ -207,13 +207,28 @@ static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
 		err = -errno;
 		collx_rank_desc(comm, cc.failed_rank, who, sizeof(who));
 		if (cc.failed_rank != COLLX_RANK_NONE)
-			collx_set_error(NULL, "connect: rank %d: %s %s (%s)", comm->rank, who,
-					create_errtext(-err), strerror(-err));
+			snprintf(msg, sizeof(msg), "connect: rank %d: %s %s (%s)", comm->rank,
+				 who, create_errtext(-err), strerror(-err));
 		else
-			collx_set_error(NULL, "connect: rank %d: COLLX_IOC_COMM_CREATE: %s",
-					comm->rank, collx_strerror(err));
+			snprintf(msg, sizeof(msg), "connect: rank %d: COLLX_IOC_COMM_CREATE: %s",
+				 comm->rank, collx_strerror(err));
+	}
+	/* Every rank's outcome, before any rank may use or destroy its comm. */
+	verdict = collx_bs_confirm(bp, &res, err, err ? (int)comm->rank : -1, msg,
+				   (comm->timeout_ms ? comm->timeout_ms : 30000) + bp->timeout_ms);
+	if (err) {
+		collx_set_error(NULL, "%s", msg);
 		goto out_free;
 	}
+	if (verdict) {
+		struct collx_comm_destroy cd = { .size = sizeof(cd), .comm_id = cc.comm_id };
+
+		ioctl(comm->fd, COLLX_IOC_COMM_DESTROY, &cd);
+		collx_set_error(NULL, "%s", res.err);
+		err = verdict;
+		goto out_free;
+	}
+	TRACE(comm->rank, "init: every rank connected");
 	comm->comm_id = cc.comm_id;
 	INFO(comm->rank, "comm %u: rank %d of %d connected, algorithm ring (kernel), key 0x%016llx, timeout %s%d ms",
 	     comm->comm_id, comm->rank, comm->nranks, (unsigned long long)comm->comm_key,

@@ -190,6 +190,7 @@ struct child_res {
 	uint64_t key;
 	char err[COLLX_ERRLEN];
 	uint32_t addrs[8];
+	int64_t confirmed_ms;	/* when collx_bs_confirm() returned */
 };
 
 struct bs_case {
@@ -202,7 +203,19 @@ struct bs_case {
 	int timeout_ms;
 	uint32_t seq;
 	int rounds;		/* bootstraps in a row per process (env mode) */
+	int confirm;		/* then collx_bs_confirm(), as after COMM_CREATE */
+	int create_status_of[8];	/* COMM_CREATE outcome reported */
+	int create_ms_of[8];	/* how long "COMM_CREATE" takes */
+	int confirm_wait_ms;
 };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static uint16_t free_port(void)
 {
@@ -265,6 +278,17 @@ static void run_bs(const struct bs_case *bc, struct child_res *res)
 				memcpy(cr.err, br.err, sizeof(cr.err));
 				for (i = 0; !cr.rc && i < p.nranks && i < 8; i++)
 					memcpy(&cr.addrs[i], br.addrs[i].addr, 4);
+				if (!cr.rc && bc->confirm) {
+					int st = bc->create_status_of[r];
+
+					usleep(bc->create_ms_of[r] * 1000);
+					cr.rc = collx_bs_confirm(&p, &br, st, st ? r : -1,
+								 st ? "create failed here" : "",
+								 bc->confirm_wait_ms ? bc->confirm_wait_ms : 5000);
+					cr.confirmed_ms = mono_ms();
+					cr.failed_rank = br.failed_rank;
+					memcpy(cr.err, br.err, sizeof(cr.err));
+				}
 				collx_bs_result_free(&br);
 			}
 			if (write(pipes[r][1], &cr, sizeof(cr)) != sizeof(cr))
@@ -427,6 +451,57 @@ static int test_bs_local_failure(void)
 		      strstr(res[r].err, "test failure 19"), "rank %d: %d '%s'", r,
 		      res[r].failed_rank, res[r].err);
 	}
+	return 0;
+}
+
+static int test_bs_confirm_barrier(void)
+{
+	/* Rank 2's COMM_CREATE takes 600 ms: nobody returns before it. */
+	struct bs_case bc = { .nranks = 4, .skip_rank = -1, .seq = 1, .confirm = 1 };
+	struct child_res res[8];
+	int64_t start = mono_ms();
+	int r;
+
+	bc.create_ms_of[2] = 600;
+	run_bs(&bc, res);
+	for (r = 0; r < 4; r++) {
+		CHECK(res[r].rc == 0, "rank %d: %d %s", r, res[r].rc, res[r].err);
+		CHECK(res[r].confirmed_ms - start >= 600, "rank %d returned after %lld ms",
+		      r, (long long)(res[r].confirmed_ms - start));
+	}
+	return 0;
+}
+
+static int test_bs_confirm_failure(void)
+{
+	/* Rank 3's COMM_CREATE fails: every rank hears it, naming rank 3. */
+	struct bs_case bc = { .nranks = 4, .skip_rank = -1, .seq = 1, .confirm = 1 };
+	struct child_res res[8];
+	int r;
+
+	bc.create_status_of[3] = -ETIMEDOUT;
+	run_bs(&bc, res);
+	for (r = 0; r < 4; r++)
+		CHECK(res[r].rc == -ETIMEDOUT && res[r].failed_rank == 3 &&
+		      strstr(res[r].err, "create failed here"), "rank %d: %d %d '%s'", r,
+		      res[r].rc, res[r].failed_rank, res[r].err);
+	return 0;
+}
+
+static int test_bs_confirm_silent(void)
+{
+	/* Rank 1 never reports (its COMM_CREATE outlasts rank 0's wait). */
+	struct bs_case bc = { .nranks = 3, .skip_rank = -1, .seq = 1, .confirm = 1,
+			      .confirm_wait_ms = 300 };
+	struct child_res res[8];
+	int r;
+
+	bc.create_ms_of[1] = 1500;
+	run_bs(&bc, res);
+	for (r = 0; r < 3; r++)
+		CHECK(res[r].rc && res[r].failed_rank == 1, "rank %d: %d %d '%s'", r,
+		      res[r].rc, res[r].failed_rank, res[r].err);
+	CHECK(strstr(res[0].err, "rank 1 did not report"), "rank 0: '%s'", res[0].err);
 	return 0;
 }
 
@@ -670,6 +745,9 @@ int main(void)
 	run("bootstrap: another job's id is refused", test_bs_wrong_nonce);
 	run("bootstrap: the unique id's nonce is the comm key", test_bs_nonce_key);
 	run("bootstrap: one rank's local failure reaches every rank", test_bs_local_failure);
+	run("bootstrap: init ends in a barrier after COMM_CREATE", test_bs_confirm_barrier);
+	run("bootstrap: one rank's COMM_CREATE failure reaches every rank", test_bs_confirm_failure);
+	run("bootstrap: a rank that never reports its COMM_CREATE is named", test_bs_confirm_silent);
 	run("init_all: no /dev/collx -> every rank fails fast, same message", test_init_all_no_device);
 	run("unique id: keeps its listener, checks COLLX_COMM_ID", test_unique_id);
 	run("bench: fp16/bf16 conversions", test_half);
