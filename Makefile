@@ -67,7 +67,8 @@ check: deps
 check-build check-unit check-kunit check-lab: deps
 	tests/check.sh $(patsubst check-%,%,$@)
 
-demo: deps
+demo:
+	scripts/install-deps.sh --demo
 	tests/lab/demo.sh -k $(LAB_KERNEL) -n $(LAB_NODES)
 
 bench-reduce:

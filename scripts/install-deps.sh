@@ -1,6 +1,7 @@
 #!/bin/bash
 # Install, idempotently, everything collx's build, lab and tests need from
 # Debian's archive. Used by `make demo`, `make check` and .ci/run.
+#   scripts/install-deps.sh [--demo|--bench]
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -44,10 +45,12 @@ k612_headers=${k612_image/linux-image-/linux-headers-}
 k612_headers=${k612_headers%-unsigned}
 
 PKGS=("${BASE_PKGS[@]}" "$k612_image" "$k612_headers")
-# Peers that only benchmarks compare against.
-if [ "${1:-}" = --bench ]; then
-	PKGS+=(libopenmpi-dev openmpi-bin libgloo-dev)
-fi
+# Peers that only benchmarks compare against: --demo (Gloo, for make
+# demo's comparison), --bench (also Open MPI, for make bench-reduce).
+case ${1:-} in
+--bench) PKGS+=(libopenmpi-dev openmpi-bin libgloo-dev) ;;
+--demo) PKGS+=(libgloo-dev) ;;
+esac
 if stamp_ok "${PKGS[@]}"; then
 	log "all packages present"
 else
