@@ -46,8 +46,8 @@ int collx_peer_send_ready(struct collx_peer *peer);
 int collx_peer_post_credit(struct collx_peer *peer, u32 slot);
 void collx_peer_slot(struct collx_peer *peer, u32 slot, u32 bytes, void **kva,
 		     struct ib_sge *sge, u64 *raddr, u32 *rkey);
-bool collx_peer_dest(struct collx_peer *peer, u64 seq,
-		     struct collx_dest *dest);
+bool collx_peer_dest(struct collx_peer *peer, u64 seq, u64 off, u32 len,
+		     u64 *raddr, u32 *rkey);
 int collx_peer_post_write(struct collx_peer *peer, struct ib_sge *sge,
 			  u32 nsge, u64 raddr, u32 rkey, u32 imm);
 int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,

@@ -100,8 +100,14 @@ struct collx_recv {
 #define COLLX_CTRL_SIZE		64
 /* Gather entries of a zero-copy write: a 64 KiB slot over 4 KiB pages. */
 #define COLLX_MAX_SGE		32
-/* Largest output (in pages) the predecessor may write into directly. */
+/*
+ * The predecessor writes an output directly through up to
+ * COLLX_DEST_WINDOWS fast registrations of up to COLLX_DEST_MAX_PAGES
+ * pages each (fewer where the device allows fewer: rxe 512).  Windows
+ * overlap by a slot, so every chunk lies wholly inside one.
+ */
 #define COLLX_DEST_MAX_PAGES	4096
+#define COLLX_DEST_WINDOWS	32
 
 /**
  * struct collx_arrival - a chunk written into our staging area
@@ -129,19 +135,30 @@ enum collx_dest_state {
 };
 
 /**
+ * struct collx_dest_win - one window of the successor's output
+ * @start: its first byte in the output
+ * @len: its length in bytes (0: no DEST for it)
+ * @iova: the address of @start in the registration
+ * @rkey: the registration's key
+ */
+struct collx_dest_win {
+	u64 start;
+	u64 len;
+	u64 iova;
+	u32 rkey;
+};
+
+/**
  * struct collx_dest - where the successor lets us write an op's all-gather
  * @seq: the op's sequence number
- * @rkey: key of the successor's output registration
- * @iova: address of the output's first byte
- * @bytes: the output's length
- * @valid: this entry holds a DEST message
+ * @stride: bytes between window starts (window k starts at k * @stride);
+ *	0 while no DEST arrived
+ * @win: the windows, each registered on its own
  */
 struct collx_dest {
 	u64 seq;
-	u32 rkey;
-	u64 iova;
-	u64 bytes;
-	bool valid;
+	u64 stride;
+	struct collx_dest_win win[COLLX_DEST_WINDOWS];
 };
 
 /**
@@ -157,16 +174,21 @@ struct collx_dest {
  * @err: first error on the connection (negative errno)
  * @staging: outgoing: where chunks are copied before they are written;
  *	incoming: where the neighbour writes them
- * @ctrl: control buffers (one per receive, READY's, DEST's), DMA-mapped
+ * @ctrl: control buffers (one per receive, READY's, one DEST per window),
+ *	DMA-mapped
  * @ctrl_dma: DMA address of @ctrl
  * @recvs: receive contexts, @nrecv of them
  * @nrecv: receives kept posted
  * @send_cqe: completion entry of control sends and registrations
  * @write_cqe: completion entry of data writes
- * @inv_cqe: (incoming) completion entry of @dest_mr's invalidation
+ * @inv_cqe: (incoming) completion entry of @dest_mrs' invalidations
  * @max_sge: gather entries a data write may have
- * @dest_mr: (incoming) FRWR MR over the running op's output, or NULL
- * @dest_state: (incoming) enum collx_dest_state of @dest_mr
+ * @dest_mrs: (incoming) FRWR MRs, one per window of the running op's output
+ * @ndest_mrs: (incoming) how many were allocated (0: no direct placement)
+ * @dest_pages: (incoming) pages each of @dest_mrs can map
+ * @dest_state: (incoming) enum collx_dest_state of @dest_mrs
+ * @dest_posted: (incoming) windows registered for the running op
+ * @inv_pending: (incoming) invalidations not yet completed
  * @dest: (outgoing) the successor's last DEST messages, by seq & 1
  * @remote_iova: (outgoing) the neighbour's staging address
  * @remote_rkey: (outgoing) and its key
@@ -209,8 +231,12 @@ struct collx_peer {
 	struct ib_cqe write_cqe;
 	struct ib_cqe inv_cqe;
 	u32 max_sge;
-	struct ib_mr *dest_mr;
+	struct ib_mr *dest_mrs[COLLX_DEST_WINDOWS];
+	u32 ndest_mrs;
+	u32 dest_pages;
 	u32 dest_state;
+	u32 dest_posted;
+	u32 inv_pending;
 	struct collx_dest dest[2];
 	u64 remote_iova;
 	u32 remote_rkey;

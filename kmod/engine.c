@@ -110,8 +110,8 @@ static void collx_engine_start(struct collx_comm *comm, struct collx_op *op)
 	op->units = 2 * (comm->nranks - 1) * op->nslices;
 	if (op->recv.mr && comm->nranks > 1 &&
 	    !collx_dmap_map(op, comm->dev->ibdev))
-		op->dmap.placed = !collx_peer_post_dest(&comm->prev, &op->dmap,
-							op->seq);
+		op->dmap.placed = collx_peer_post_dest(&comm->prev, &op->dmap,
+						       op->seq) > 0;
 	comm->progress_jiffies = jiffies;
 	trace_op_start(comm->id, op->id, bytes);
 	mod_delayed_work(collx_wq, &comm->timeout_work,
@@ -231,7 +231,6 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
 	struct ib_sge sge[COLLX_MAX_SGE], staged;
 	struct collx_peer *next = &comm->next;
 	u32 slot, bytes, nsge, rkey, imm;
-	struct collx_dest dest;
 	struct collx_unit u;
 	u64 off, raddr;
 	void *kva;
@@ -273,12 +272,8 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
 		}
 		/* All-gather data is final: it may overwrite the output. */
 		if (u.phase == COLLX_PHASE_ALLGATHER &&
-		    collx_peer_dest(next, op->seq, &dest) &&
-		    off + bytes <= dest.bytes) {
-			raddr = dest.iova + off;
-			rkey = dest.rkey;
+		    collx_peer_dest(next, op->seq, off, bytes, &raddr, &rkey))
 			imm |= COLLX_WIRE_IMM_DIRECT;
-		}
 		ret = collx_peer_post_write(next, sge, nsge, raddr, rkey, imm);
 		if (ret)
 			return collx_peer_failed(next) ? : -ECONNRESET;

@@ -14,7 +14,9 @@
  * Zero copy (direct.c): a write may instead gather from the sender's
  * registered output, and an all-gather write may land straight in the
  * receiver's registered output, which the incoming side registers per op
- * (FRWR) and announces with a DEST message; the op's end invalidates it.
+ * (FRWR, in overlapping windows as large as the device's registrations)
+ * and announces with a DEST message per window; the op's end invalidates
+ * them.
  *
  * CQ and CM handlers never sleep on the engine: they update counters under
  * @peer->lock and kick the comm's work.
@@ -99,10 +101,10 @@ void collx_peer_broken(struct collx_peer *peer, int err)
 	queue_work(collx_wq, &peer->comm->work);
 }
 
-/* Control buffers: one per receive, then READY's, then DEST's. */
+/* Control buffers: one per receive, then READY's, then one DEST per window. */
 static size_t collx_peer_ctrl_bytes(const struct collx_peer *peer)
 {
-	return (size_t)(peer->nrecv + 2) * COLLX_CTRL_SIZE;
+	return (size_t)(peer->nrecv + 1 + COLLX_DEST_WINDOWS) * COLLX_CTRL_SIZE;
 }
 
 static int collx_peer_post_recv(struct collx_peer *peer, u32 idx)
@@ -144,22 +146,31 @@ static void collx_peer_recv_ready(struct collx_peer *peer,
 static void collx_peer_recv_dest(struct collx_peer *peer,
 				 const struct collx_wire_dest *msg, u32 len)
 {
+	struct collx_dest_win *win;
 	struct collx_dest *dest;
 	unsigned long flags;
+	u32 k;
 	u64 seq;
 
-	if (len < sizeof(*msg)) {
+	k = len < sizeof(*msg) ? COLLX_DEST_WINDOWS : be32_to_cpu(msg->window);
+	if (k >= COLLX_DEST_WINDOWS || !msg->stride) {
 		collx_peer_broken(peer, -EPROTO);
 		return;
 	}
 	seq = be64_to_cpu(msg->seq);
 	spin_lock_irqsave(&peer->lock, flags);
 	dest = &peer->dest[seq & 1];
-	dest->seq = seq;
-	dest->rkey = be32_to_cpu(msg->rkey);
-	dest->iova = be64_to_cpu(msg->iova);
-	dest->bytes = be64_to_cpu(msg->bytes);
-	dest->valid = true;
+	if (dest->seq != seq || !dest->stride) {
+		/* The first window of a new op: forget the op before last. */
+		memset(dest, 0, sizeof(*dest));
+		dest->seq = seq;
+	}
+	dest->stride = be64_to_cpu(msg->stride);
+	win = &dest->win[k];
+	win->start = be64_to_cpu(msg->start);
+	win->len = be64_to_cpu(msg->len);
+	win->iova = be64_to_cpu(msg->iova);
+	win->rkey = be32_to_cpu(msg->rkey);
 	spin_unlock_irqrestore(&peer->lock, flags);
 }
 
@@ -329,7 +340,8 @@ static void collx_peer_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	unsigned long flags;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	peer->dest_state = COLLX_DEST_FREE;
+	if (peer->inv_pending && !--peer->inv_pending)
+		peer->dest_state = COLLX_DEST_FREE;
 	spin_unlock_irqrestore(&peer->lock, flags);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -463,8 +475,9 @@ int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 		return ret;
 
 	peer->cm_id = cm_id;
-	peer->nrecv = 2 * collx_nslots + 2;
-	nsend = 2 * collx_nslots + 8;
+	/* Credits and control messages in flight, DESTs and their WRs. */
+	peer->nrecv = 2 * collx_nslots + 2 + COLLX_DEST_WINDOWS;
+	nsend = 2 * collx_nslots + 8 + 3 * COLLX_DEST_WINDOWS;
 	peer->cq_size = peer->nrecv + nsend + 2;
 	peer->cq = ib_cq_pool_get(ibdev, peer->cq_size, -1, IB_POLL_WORKQUEUE);
 	if (IS_ERR(peer->cq)) {
@@ -493,13 +506,18 @@ int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 	if (ret)
 		goto out_release;
 	if (!peer->outgoing) {
-		/* Without it, all-gather chunks land in staging slots. */
-		i = min_t(u32, COLLX_DEST_MAX_PAGES,
-			  ibdev->attrs.max_fast_reg_page_list_len);
-		peer->dest_mr = ib_alloc_mr(comm->dev->pd, IB_MR_TYPE_MEM_REG,
-					    i);
-		if (IS_ERR(peer->dest_mr))
-			peer->dest_mr = NULL;
+		/* Without them, all-gather chunks land in staging slots. */
+		peer->dest_pages = ibdev->attrs.max_fast_reg_page_list_len;
+		peer->dest_pages = min(peer->dest_pages, COLLX_DEST_MAX_PAGES);
+		for (i = 0; i < COLLX_DEST_WINDOWS; i++) {
+			struct ib_mr *mr = ib_alloc_mr(comm->dev->pd,
+						       IB_MR_TYPE_MEM_REG,
+						       peer->dest_pages);
+
+			if (IS_ERR(mr))
+				break;
+			peer->dest_mrs[peer->ndest_mrs++] = mr;
+		}
 	}
 
 	ctrl_bytes = collx_peer_ctrl_bytes(peer);
@@ -657,23 +675,38 @@ void collx_peer_slot(struct collx_peer *peer, u32 slot, u32 bytes, void **kva,
 }
 
 /**
- * collx_peer_dest() - where the neighbour lets us write an op's output
+ * collx_peer_dest() - where the neighbour lets us write part of its output
  * @peer: the outgoing connection
  * @seq: the op's sequence number
- * @dest: out
+ * @off: first byte in the output
+ * @len: bytes
+ * @raddr: out: the remote address
+ * @rkey: out: and its key
  *
  * Context: any; takes @peer->lock.
- * Return: true if the neighbour sent a DEST for this op.
+ * Return: true if a DEST for this op covers the range.
  */
-bool collx_peer_dest(struct collx_peer *peer, u64 seq, struct collx_dest *dest)
+bool collx_peer_dest(struct collx_peer *peer, u64 seq, u64 off, u32 len,
+		     u64 *raddr, u32 *rkey)
 {
+	const struct collx_dest *dest = &peer->dest[seq & 1];
+	const struct collx_dest_win *win;
 	unsigned long flags;
-	bool ok;
+	bool ok = false;
+	u64 k;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	*dest = peer->dest[seq & 1];
+	if (dest->seq == seq && dest->stride) {
+		k = div64_u64(off, dest->stride);
+		win = k < COLLX_DEST_WINDOWS ? &dest->win[k] : NULL;
+		if (win && win->len && off >= win->start &&
+		    off + len <= win->start + win->len) {
+			*raddr = win->iova + (off - win->start);
+			*rkey = win->rkey;
+			ok = true;
+		}
+	}
 	spin_unlock_irqrestore(&peer->lock, flags);
-	ok = dest->valid && dest->seq == seq;
 	return ok;
 }
 
@@ -718,26 +751,17 @@ int collx_peer_post_write(struct collx_peer *peer, struct ib_sge *sge,
 	return ret;
 }
 
-/**
- * collx_peer_post_dest() - let the neighbour write an op's output directly
- * @peer: the incoming connection
- * @dm: the op's output, DMA-mapped
- * @seq: the op's sequence number
- *
- * Registers @dm with the connection's FRWR MR (remote write) and SENDs
- * DEST behind the registration, so the neighbour cannot see the key
- * before it is valid.
- *
- * Context: process context (the engine).
- * Return: 0; -ENOSPC if the output does not fit the MR or the previous
- * registration is not yet invalidated (then it uses staging); -ECONNRESET
- * or the errno of ib_post_send().
+/*
+ * Register window @k (from @sg_off into @sg, as much as its MR maps) and
+ * SEND its DEST behind the registration.
  */
-int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
-			 u64 seq)
+static int collx_peer_post_window(struct collx_peer *peer, u64 seq, u32 k,
+				  u64 stride, struct scatterlist *sg,
+				  unsigned int nents, unsigned int sg_off)
 {
-	u64 off = (u64)(peer->nrecv + 1) * COLLX_CTRL_SIZE;
+	u64 off = (u64)(peer->nrecv + 1 + k) * COLLX_CTRL_SIZE;
 	struct collx_wire_dest *msg = peer->ctrl + off;
+	struct ib_mr *mr = peer->dest_mrs[k];
 	struct ib_sge sge = {
 		.addr = peer->ctrl_dma + off,
 		.length = sizeof(*msg),
@@ -757,19 +781,21 @@ int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
 			.wr_cqe = &peer->send_cqe,
 			.send_flags = IB_SEND_SIGNALED,
 		},
+		.mr = mr,
 		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 	};
-	struct ib_mr *mr = peer->dest_mr;
 	unsigned long flags;
-	int ret, n;
+	int n, ret;
 
-	if (!mr || READ_ONCE(peer->dest_state) != COLLX_DEST_FREE)
-		return -ENOSPC;
+	BUILD_BUG_ON(sizeof(*msg) > COLLX_CTRL_SIZE);
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	n = ib_map_mr_sg(mr, dm->sgt.sgl, dm->sgt.nents, NULL, PAGE_SIZE);
-	if (n != dm->sgt.nents)
-		return -ENOSPC;
-	reg.mr = mr;
+	/*
+	 * n counts whole sg entries: 0 with a length means the window ended
+	 * inside the first one (physically contiguous memory, huge pages).
+	 */
+	n = ib_map_mr_sg(mr, sg, nents, &sg_off, PAGE_SIZE);
+	if (n < 0 || !mr->length)
+		return n < 0 ? n : -EINVAL;
 	reg.key = mr->rkey;
 
 	memset(msg, 0, sizeof(*msg));
@@ -777,8 +803,11 @@ int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
 	msg->type = cpu_to_be32(COLLX_CTRL_DEST);
 	msg->seq = cpu_to_be64(seq);
 	msg->rkey = cpu_to_be32(mr->rkey);
+	msg->window = cpu_to_be32(k);
+	msg->start = cpu_to_be64(k * stride);
+	msg->len = cpu_to_be64(mr->length);
 	msg->iova = cpu_to_be64(mr->iova);
-	msg->bytes = cpu_to_be64(dm->bytes);
+	msg->stride = cpu_to_be64(stride);
 	ib_dma_sync_single_for_device(peer->comm->dev->ibdev, sge.addr,
 				      COLLX_CTRL_SIZE, DMA_BIDIRECTIONAL);
 
@@ -786,11 +815,70 @@ int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
 	spin_lock_irqsave(&peer->lock, flags);
 	if (!peer->closing && peer->qp) {
 		ret = ib_post_send(peer->qp, &reg.wr, NULL);
-		if (!ret)
+		if (!ret) {
 			peer->dest_state = COLLX_DEST_POSTED;
+			peer->dest_posted = k + 1;
+		}
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 	return ret;
+}
+
+/**
+ * collx_peer_post_dest() - let the neighbour write an op's output directly
+ * @peer: the incoming connection
+ * @dm: the op's output, DMA-mapped
+ * @seq: the op's sequence number
+ *
+ * Registers @dm with the connection's FRWR MRs (remote write), in windows
+ * that start every @stride bytes and overlap by more than a staging slot,
+ * so that every chunk lies wholly in one; each window's DEST is SENT
+ * behind its registration, so the neighbour cannot see a key before it is
+ * valid.
+ *
+ * Context: process context (the engine).
+ * Return: windows registered (the op's end must invalidate them), or
+ * -ENOSPC if the output needs more windows than there are MRs or the
+ * previous op's are not yet invalidated (the op then uses staging),
+ * -ECONNRESET, or the errno of ib_post_send().
+ */
+int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
+			 u64 seq)
+{
+	u32 slot_pages = DIV_ROUND_UP(collx_slot_kib * 1024, PAGE_SIZE);
+	struct scatterlist *sg;
+	unsigned int i = 0;
+	u64 stride, start;
+	u32 k, nwin;
+	int ret;
+
+	if (!peer->ndest_mrs || peer->dest_pages < slot_pages + 3 ||
+	    READ_ONCE(peer->dest_state) != COLLX_DEST_FREE)
+		return -ENOSPC;
+	/*
+	 * A window maps dest_pages pages from the page of its first byte and
+	 * its length stops short of the last one: it covers at least
+	 * dest_pages - 2 whole pages, which is a stride and a slot.
+	 */
+	stride = (u64)(peer->dest_pages - 2 - slot_pages) * PAGE_SIZE;
+	nwin = div64_u64(dm->bytes + stride - 1, stride);
+	if (nwin > peer->ndest_mrs)
+		return -ENOSPC;
+
+	sg = dm->sgt.sgl;
+	for (k = 0; k < nwin; k++) {
+		start = k * stride;
+		while (i + 1 < dm->nsegs && dm->segs[i + 1].off <= start) {
+			sg = sg_next(sg);
+			i++;
+		}
+		ret = collx_peer_post_window(peer, seq, k, stride, sg,
+					     dm->nsegs - i,
+					     start - dm->segs[i].off);
+		if (ret)
+			return k ? k : ret;
+	}
+	return nwin;
 }
 
 /**
@@ -814,6 +902,7 @@ int collx_peer_dest_done(struct collx_peer *peer)
 	};
 	unsigned long flags;
 	int ret = 0;
+	u32 k;
 
 	spin_lock_irqsave(&peer->lock, flags);
 	switch (peer->dest_state) {
@@ -821,12 +910,19 @@ int collx_peer_dest_done(struct collx_peer *peer)
 		ret = 1;
 		break;
 	case COLLX_DEST_POSTED:
-		wr.ex.invalidate_rkey = peer->dest_mr->rkey;
 		ret = -ECONNRESET;
-		if (!peer->closing && peer->qp)
+		for (k = 0; k < peer->dest_posted && !peer->closing &&
+		     peer->qp; k++) {
+			wr.ex.invalidate_rkey = peer->dest_mrs[k]->rkey;
 			ret = ib_post_send(peer->qp, &wr, NULL);
-		if (!ret)
+			if (ret)
+				break;
+			peer->inv_pending++;
+		}
+		if (peer->inv_pending) {
 			peer->dest_state = COLLX_DEST_INVALIDATING;
+			ret = 0;
+		}
 		break;
 	default:
 		break;
@@ -864,11 +960,11 @@ void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id)
 		ib_cq_pool_put(peer->cq, peer->cq_size);
 		peer->cq = NULL;
 	}
-	if (peer->dest_mr) {
-		ib_dereg_mr(peer->dest_mr);
-		peer->dest_mr = NULL;
-	}
+	while (peer->ndest_mrs)
+		ib_dereg_mr(peer->dest_mrs[--peer->ndest_mrs]);
 	peer->dest_state = COLLX_DEST_FREE;
+	peer->dest_posted = 0;
+	peer->inv_pending = 0;
 	memset(peer->dest, 0, sizeof(peer->dest));
 	if (ibdev) {
 		collx_staging_free(ibdev, &peer->staging);

@@ -78,23 +78,28 @@ struct collx_wire_ready {
 
 /**
  * struct collx_wire_dest - DEST: write this op's all-gather data straight
- *	into my registered output, sent by the accepting side
+ *	into this window of my registered output; sent by the accepting
+ *	side, one per window
  * @magic: COLLX_WIRE_MAGIC
  * @type: COLLX_CTRL_DEST
  * @seq: the op's sequence number on the comm
- * @rkey: key of the output's registration
- * @__pad: zero
- * @iova: address of the output's first byte
- * @bytes: the output's length
+ * @rkey: key of the window's registration
+ * @window: the window's index (its first byte is @window * @stride)
+ * @start: offset of the window's first byte in the output
+ * @len: the window's length in bytes
+ * @iova: the address of its first byte in the registration
+ * @stride: bytes between window starts
  */
 struct collx_wire_dest {
 	__be32 magic;
 	__be32 type;
 	__be64 seq;
 	__be32 rkey;
-	__be32 __pad;
+	__be32 window;
+	__be64 start;
+	__be64 len;
 	__be64 iova;
-	__be64 bytes;
+	__be64 stride;
 };
 
 /*

@@ -227,7 +227,7 @@ struct collx_comm_destroy {
  * count against RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK), so
  * collectives on buffers inside it run without bouncing: the NIC reads
  * the output directly, and the ring predecessor writes all-gather data
- * straight into it through a fast registration made per collective and
+ * straight into it through fast registrations made per collective and
  * invalidated before the collective completes.  Errors: ENOMEM
  * (over RLIMIT_MEMLOCK, or out of memory), EFAULT (not mapped writable).
  */
