@@ -885,13 +885,13 @@ int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
  * collx_peer_dest_done() - end the neighbour's access to an op's output
  * @peer: the incoming connection
  *
- * Posts the invalidation of the output registration the first time, and
- * says whether it has completed.  Called again when the engine is kicked
- * by its completion.
+ * Posts the invalidation of every window registered for the op the first
+ * time, and says whether they have completed.  Called again when the
+ * engine is kicked by the last completion.
  *
  * Context: process context (the engine).
- * Return: 1 when the registration is gone, 0 while it is being
- * invalidated, or a negative errno if the invalidation cannot be posted.
+ * Return: 1 when the registrations are gone, 0 while they are being
+ * invalidated, or a negative errno if no invalidation could be posted.
  */
 int collx_peer_dest_done(struct collx_peer *peer)
 {
