@@ -104,6 +104,19 @@ static unsigned int collx_dmap_find(const struct collx_dmap *dm, u64 off)
 	return lo;
 }
 
+/*
+ * The part of bytes [@off, @off + @len) inside segment @i, which holds
+ * @off: its DMA address in @addr, its length returned.
+ */
+static u64 collx_dmap_piece(const struct collx_dmap *dm, unsigned int i,
+			    u64 off, u64 len, dma_addr_t *addr)
+{
+	u64 end = i + 1 < dm->nsegs ? dm->segs[i + 1].off : dm->bytes;
+
+	*addr = dm->segs[i].addr + (off - dm->segs[i].off);
+	return min(len, end - off);
+}
+
 /**
  * collx_dmap_sges() - the gather list of a byte range of the output
  * @dm: the mapping
@@ -123,20 +136,18 @@ u32 collx_dmap_sges(const struct collx_dmap *dm, u64 off, u32 len, u32 lkey,
 		    struct ib_sge *sge, u32 max)
 {
 	unsigned int i = collx_dmap_find(dm, off);
+	dma_addr_t addr;
 	u32 n = 0, take;
-	u64 end;
 
-	for (; len; i++) {
+	for (; len; i++, n++) {
 		if (n == max || i >= dm->nsegs)
 			return 0;
-		end = i + 1 < dm->nsegs ? dm->segs[i + 1].off : dm->bytes;
-		take = min_t(u64, len, end - off);
-		sge[n].addr = dm->segs[i].addr + (off - dm->segs[i].off);
+		take = collx_dmap_piece(dm, i, off, len, &addr);
+		sge[n].addr = addr;
 		sge[n].length = take;
 		sge[n].lkey = lkey;
-		ib_dma_sync_single_for_device(dm->ibdev, sge[n].addr, take,
+		ib_dma_sync_single_for_device(dm->ibdev, addr, take,
 					      DMA_BIDIRECTIONAL);
-		n++;
 		off += take;
 		len -= take;
 	}
@@ -154,13 +165,12 @@ u32 collx_dmap_sges(const struct collx_dmap *dm, u64 off, u32 len, u32 lkey,
 void collx_dmap_sync_for_cpu(const struct collx_dmap *dm, u64 off, u64 len)
 {
 	unsigned int i = collx_dmap_find(dm, off);
-	u64 end, take;
+	dma_addr_t addr;
+	u64 take;
 
 	for (; len && i < dm->nsegs; i++) {
-		end = i + 1 < dm->nsegs ? dm->segs[i + 1].off : dm->bytes;
-		take = min(len, end - off);
-		ib_dma_sync_single_for_cpu(dm->ibdev, dm->segs[i].addr +
-					   (off - dm->segs[i].off), take,
+		take = collx_dmap_piece(dm, i, off, len, &addr);
+		ib_dma_sync_single_for_cpu(dm->ibdev, addr, take,
 					   DMA_BIDIRECTIONAL);
 		off += take;
 		len -= take;

@@ -232,6 +232,7 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
 	struct collx_peer *next = &comm->next;
 	u32 slot, bytes, nsge, rkey, imm;
 	struct collx_unit u;
+	bool zero_copy;
 	u64 off, raddr;
 	void *kva;
 	int ret;
@@ -265,7 +266,8 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
 		if (op->dmap.ibdev)
 			nsge = collx_dmap_sges(&op->dmap, off, bytes, lkey, sge,
 					       next->max_sge);
-		if (!nsge) {
+		zero_copy = nsge;
+		if (!zero_copy) {
 			memcpy(kva, op->recv.kva + off, bytes);
 			sge[0] = staged;
 			nsge = 1;
@@ -278,7 +280,7 @@ static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
 		if (ret)
 			return collx_peer_failed(next) ? : -ECONNRESET;
 		atomic64_add(bytes, &collx_stats.bytes_written);
-		if (sge[0].lkey != staged.lkey)
+		if (zero_copy)
 			atomic64_add(bytes, &collx_stats.bytes_zero_copy);
 		if (imm & COLLX_WIRE_IMM_DIRECT)
 			atomic64_add(bytes, &collx_stats.bytes_placed);

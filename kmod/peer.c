@@ -107,6 +107,41 @@ static size_t collx_peer_ctrl_bytes(const struct collx_peer *peer)
 	return (size_t)(peer->nrecv + 1 + COLLX_DEST_WINDOWS) * COLLX_CTRL_SIZE;
 }
 
+/*
+ * A signalled SEND of the first @len bytes of control buffer @idx, which
+ * the caller has filled: hands the buffer to the device.
+ */
+static void collx_peer_ctrl_send(struct collx_peer *peer, u32 idx, u32 len,
+				 struct ib_sge *sge, struct ib_send_wr *wr)
+{
+	u64 off = (u64)idx * COLLX_CTRL_SIZE;
+
+	*sge = (struct ib_sge) {
+		.addr = peer->ctrl_dma + off,
+		.length = len,
+		.lkey = peer->comm->dev->pd->local_dma_lkey,
+	};
+	*wr = (struct ib_send_wr) {
+		.opcode = IB_WR_SEND,
+		.wr_cqe = &peer->send_cqe,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = sge,
+		.num_sge = 1,
+	};
+	ib_dma_sync_single_for_device(peer->comm->dev->ibdev, sge->addr,
+				      COLLX_CTRL_SIZE, DMA_BIDIRECTIONAL);
+}
+
+/* A work request completed in error: say so unless it was flushed. */
+static void collx_peer_wc_error(struct collx_peer *peer, struct ib_wc *wc,
+				const char *what)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn("comm %u: %s rank %u failed: %s\n", peer->comm->id,
+			what, peer->rank, ib_wc_status_msg(wc->status));
+	collx_peer_broken(peer, -ECONNRESET);
+}
+
 static int collx_peer_post_recv(struct collx_peer *peer, u32 idx)
 {
 	struct ib_sge sge = {
@@ -247,14 +282,10 @@ static void collx_peer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool kick = false;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			pr_warn("comm %u: receive from rank %u failed: %s\n",
-				peer->comm->id, peer->rank,
-				ib_wc_status_msg(wc->status));
 		spin_lock_irqsave(&peer->lock, flags);
 		peer->rq_flushed = true;
 		spin_unlock_irqrestore(&peer->lock, flags);
-		collx_peer_broken(peer, -ECONNRESET);
+		collx_peer_wc_error(peer, wc, "receive from");
 		queue_work(collx_wq, &peer->comm->work);
 		return;
 	}
@@ -300,13 +331,8 @@ static void collx_peer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
 					       send_cqe);
 
-	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			pr_warn("comm %u: send to rank %u failed: %s\n",
-				peer->comm->id, peer->rank,
-				ib_wc_status_msg(wc->status));
-		collx_peer_broken(peer, -ECONNRESET);
-	}
+	if (wc->status != IB_WC_SUCCESS)
+		collx_peer_wc_error(peer, wc, "send to");
 }
 
 /* A data write completed; error completions carry no opcode. */
@@ -322,13 +348,8 @@ static void collx_peer_write_done(struct ib_cq *cq, struct ib_wc *wc)
 	else
 		peer->write_errs++;
 	spin_unlock_irqrestore(&peer->lock, flags);
-	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			pr_warn("comm %u: write to rank %u failed: %s\n",
-				peer->comm->id, peer->rank,
-				ib_wc_status_msg(wc->status));
-		collx_peer_broken(peer, -ECONNRESET);
-	}
+	if (wc->status != IB_WC_SUCCESS)
+		collx_peer_wc_error(peer, wc, "write to");
 	queue_work(collx_wq, &peer->comm->work);
 }
 
@@ -343,13 +364,8 @@ static void collx_peer_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (peer->inv_pending && !--peer->inv_pending)
 		peer->dest_state = COLLX_DEST_FREE;
 	spin_unlock_irqrestore(&peer->lock, flags);
-	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			pr_warn("comm %u: invalidation towards rank %u failed: %s\n",
-				peer->comm->id, peer->rank,
-				ib_wc_status_msg(wc->status));
-		collx_peer_broken(peer, -ECONNRESET);
-	}
+	if (wc->status != IB_WC_SUCCESS)
+		collx_peer_wc_error(peer, wc, "invalidation towards");
 	queue_work(collx_wq, &peer->comm->work);
 }
 
@@ -592,20 +608,8 @@ int collx_peer_send_ready(struct collx_peer *peer)
 {
 	struct collx_wire_ready *msg = peer->ctrl +
 				       peer->nrecv * COLLX_CTRL_SIZE;
-	struct ib_device *ibdev = peer->comm->dev->ibdev;
-	u64 off = (u64)peer->nrecv * COLLX_CTRL_SIZE;
-	struct ib_sge sge = {
-		.addr = peer->ctrl_dma + off,
-		.length = sizeof(*msg),
-		.lkey = peer->comm->dev->pd->local_dma_lkey,
-	};
-	struct ib_send_wr wr = {
-		.opcode = IB_WR_SEND,
-		.wr_cqe = &peer->send_cqe,
-		.send_flags = IB_SEND_SIGNALED,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
+	struct ib_send_wr wr;
+	struct ib_sge sge;
 
 	memset(msg, 0, sizeof(*msg));
 	msg->magic = cpu_to_be32(COLLX_WIRE_MAGIC);
@@ -614,8 +618,7 @@ int collx_peer_send_ready(struct collx_peer *peer)
 	msg->slot_bytes = cpu_to_be32(collx_slot_kib * 1024);
 	msg->rkey = cpu_to_be32(peer->staging.mr->rkey);
 	msg->iova = cpu_to_be64(peer->staging.mr->iova);
-	ib_dma_sync_single_for_device(ibdev, sge.addr, COLLX_CTRL_SIZE,
-				      DMA_BIDIRECTIONAL);
+	collx_peer_ctrl_send(peer, peer->nrecv, sizeof(*msg), &sge, &wr);
 	return ib_post_send(peer->qp, &wr, NULL);
 }
 
@@ -759,21 +762,11 @@ static int collx_peer_post_window(struct collx_peer *peer, u64 seq, u32 k,
 				  u64 stride, struct scatterlist *sg,
 				  unsigned int nents, unsigned int sg_off)
 {
-	u64 off = (u64)(peer->nrecv + 1 + k) * COLLX_CTRL_SIZE;
-	struct collx_wire_dest *msg = peer->ctrl + off;
+	u32 idx = peer->nrecv + 1 + k;
+	struct collx_wire_dest *msg = peer->ctrl + (u64)idx * COLLX_CTRL_SIZE;
 	struct ib_mr *mr = peer->dest_mrs[k];
-	struct ib_sge sge = {
-		.addr = peer->ctrl_dma + off,
-		.length = sizeof(*msg),
-		.lkey = peer->comm->dev->pd->local_dma_lkey,
-	};
-	struct ib_send_wr send = {
-		.opcode = IB_WR_SEND,
-		.wr_cqe = &peer->send_cqe,
-		.send_flags = IB_SEND_SIGNALED,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
+	struct ib_send_wr send;
+	struct ib_sge sge;
 	struct ib_reg_wr reg = {
 		.wr = {
 			.next = &send,
@@ -808,8 +801,7 @@ static int collx_peer_post_window(struct collx_peer *peer, u64 seq, u32 k,
 	msg->len = cpu_to_be64(mr->length);
 	msg->iova = cpu_to_be64(mr->iova);
 	msg->stride = cpu_to_be64(stride);
-	ib_dma_sync_single_for_device(peer->comm->dev->ibdev, sge.addr,
-				      COLLX_CTRL_SIZE, DMA_BIDIRECTIONAL);
+	collx_peer_ctrl_send(peer, idx, sizeof(*msg), &sge, &send);
 
 	ret = -ECONNRESET;
 	spin_lock_irqsave(&peer->lock, flags);

@@ -247,6 +247,17 @@ static int fill_result(struct collx_bs_result *res, const struct bs_entry *tab,
 	return 0;
 }
 
+/* A reply or report: header, outcome and message. */
+static void reply_init(struct bs_reply *r, int status, int failed_rank, const char *msg)
+{
+	memset(r, 0, sizeof(*r));
+	r->magic = htonl(COLLX_BS_MAGIC);
+	r->version = htonl(COLLX_BS_VERSION);
+	r->status = htonl(-status);
+	r->failed_rank = htonl(failed_rank < 0 ? COLLX_RANK_NONE : (uint32_t)failed_rank);
+	snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "");
+}
+
 static int bootstrap_root(const struct collx_bs_params *p, struct collx_bs_result *res)
 {
 	int n = p->nranks, fd = p->listen_fd, njoined = 1, status, i, err;
@@ -402,17 +413,12 @@ static int bootstrap_root(const struct collx_bs_params *p, struct collx_bs_resul
 			 ntohs(p->root.sin_port));
 	}
 
-	memset(&r, 0, sizeof(r));
-	r.magic = htonl(COLLX_BS_MAGIC);
-	r.version = htonl(COLLX_BS_VERSION);
-	r.status = htonl(-status);
-	r.failed_rank = htonl(failed);
+	reply_init(&r, status, failed == COLLX_RANK_NONE ? -1 : (int)failed,
+		   status ? msg : NULL);
 	r.nranks = htonl(n);
 	if (!status) {
 		res->comm_key = p->nonce ? p->nonce : collx_random_u64();
 		r.comm_key = htobe64(res->comm_key);
-	} else {
-		snprintf(r.msg, sizeof(r.msg), "%s", msg);
 	}
 	for (i = 1; i < n; i++) {
 		if (conns[i] < 0)
@@ -423,16 +429,14 @@ static int bootstrap_root(const struct collx_bs_params *p, struct collx_bs_resul
 	}
 	if (status) {
 		free(conns);
-	} else {
-		res->conns = conns;
-		res->nconns = n;
-	}
-	if (status) {
 		res->failed_rank = failed == COLLX_RANK_NONE ? -1 : (int)failed;
 		snprintf(res->err, sizeof(res->err), "%s", msg);
 		free(tab);
 		return status;
 	}
+	/* Kept open for collx_bs_confirm(). */
+	res->conns = conns;
+	res->nconns = n;
 	err = fill_result(res, tab, n, res->comm_key);
 	free(tab);
 	return err;
@@ -604,16 +608,6 @@ int collx_bootstrap(const struct collx_bs_params *p, struct collx_bs_result *res
 	return bootstrap_peer(p, res);
 }
 
-static void confirm_msg(struct bs_reply *r, int status, int failed_rank, const char *msg)
-{
-	memset(r, 0, sizeof(*r));
-	r->magic = htonl(COLLX_BS_MAGIC);
-	r->version = htonl(COLLX_BS_VERSION);
-	r->status = htonl(-status);
-	r->failed_rank = htonl(failed_rank < 0 ? COLLX_RANK_NONE : (uint32_t)failed_rank);
-	snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "");
-}
-
 static int confirm_verdict(struct collx_bs_result *res, const struct bs_reply *r)
 {
 	int status = -(int)ntohl(r->status);
@@ -651,7 +645,7 @@ int collx_bs_confirm(const struct collx_bs_params *p, struct collx_bs_result *re
 	int i, err;
 
 	if (p->rank != 0) {
-		confirm_msg(&r, status, failed_rank, msg);
+		reply_init(&r, status, failed_rank, msg);
 		err = io_full(res->fd, &r, sizeof(r), now_ms() + BS_IO_MS, true);
 		if (!err)
 			err = io_full(res->fd, &v, sizeof(v), deadline + BS_GRACE_MS, false);
@@ -670,7 +664,7 @@ int collx_bs_confirm(const struct collx_bs_params *p, struct collx_bs_result *re
 		return confirm_verdict(res, &v);
 	}
 
-	confirm_msg(&v, status, failed_rank, msg);
+	reply_init(&v, status, failed_rank, msg);
 	for (i = 1; i < res->nconns; i++) {
 		err = io_full(res->conns[i], &r, sizeof(r), deadline, false);
 		if (!err && (ntohl(r.magic) != COLLX_BS_MAGIC ||
@@ -681,7 +675,7 @@ int collx_bs_confirm(const struct collx_bs_params *p, struct collx_bs_result *re
 
 			snprintf(m, sizeof(m), "init: rank %d did not report its connections within %g s: %s",
 				 i, wait_ms / 1000.0, strerror(-err));
-			confirm_msg(&v, err, i, m);
+			reply_init(&v, err, i, m);
 		} else if (!err && r.status && !v.status) {
 			v = r;
 		}

@@ -128,6 +128,23 @@ static const char *create_errtext(int err)
 
 /* Everything after the parameters are known: local setup, rendezvous,
  * the kernel's connect. */
+/* How long COLLX_IOC_COMM_CREATE may take: ours, or the module's default. */
+static int connect_timeout_ms(const struct collx_comm *comm)
+{
+	FILE *f;
+	int ms = 30000;	/* the module's own default */
+
+	if (comm->timeout_ms)
+		return comm->timeout_ms;
+	f = fopen("/sys/module/collx/parameters/comm_timeout_ms", "r");
+	if (f) {
+		if (fscanf(f, "%d", &ms) != 1 || ms <= 0)
+			ms = 30000;
+		fclose(f);
+	}
+	return ms;
+}
+
 static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
 {
 	struct collx_bs_result res;
@@ -215,7 +232,7 @@ static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
 	}
 	/* Every rank's outcome, before any rank may use or destroy its comm. */
 	verdict = collx_bs_confirm(bp, &res, err, err ? (int)comm->rank : -1, msg,
-				   (comm->timeout_ms ? comm->timeout_ms : 30000) + bp->timeout_ms);
+				   connect_timeout_ms(comm) + bp->timeout_ms);
 	if (err) {
 		collx_set_error(NULL, "%s", msg);
 		goto out_free;
