@@ -11,7 +11,7 @@
 COLLX_CORE_DIR ?= core/
 
 COLLX_CORE_OBJS := $(addprefix $(COLLX_CORE_DIR), \
-	reduce.o reduce_scalar.o reduce_avx2.o sched.o uapi_check.o)
+	reduce.o reduce_scalar.o reduce_avx2.o sched.o coll.o uapi_check.o)
 
 # Float and SIMD code.  The kernel builds with -mno-sse -mno-sse2 -mno-avx
 # -mno-80387; these files put SSE back (AVX2 comes per function from

@@ -47,6 +47,7 @@ static inline uint64_t unit_rand(void)
 
 void test_reduce(void);
 void test_sched(void);
+void test_coll(void);
 void test_uapi(void);
 
 #endif

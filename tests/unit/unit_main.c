@@ -20,6 +20,7 @@ int main(void)
 	unit_diag("seed 0x%llx", (unsigned long long)unit_rng_state);
 	test_reduce();
 	test_sched();
+	test_coll();
 	test_uapi();
 	printf("1..%u\n", unit_ntests);
 	if (unit_nfail)

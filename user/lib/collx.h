@@ -27,7 +27,7 @@ extern "C" {
 
 /* Version of this library's API (not of the kernel ABI). */
 #define COLLX_LIB_MAJOR	1
-#define COLLX_LIB_MINOR	0
+#define COLLX_LIB_MINOR	1
 
 /* Default TCP port of the rendezvous with COLLX_MASTER_ADDR. */
 #define COLLX_DEFAULT_PORT	29511
@@ -169,6 +169,130 @@ int collx_wait(struct collx_op *op, struct collx_completion *c);
  */
 int collx_test(struct collx_op *op, int *done, struct collx_completion *c);
 
+/* ---- every collective (API 1.1) -------------------------------------- */
+
+/*
+ * NCCL's collectives with NCCL's argument order and meaning of count, root
+ * and buffers (enum collx_coll in <linux/collx.h> says which buffer holds
+ * how many elements).  Each blocks until done and returns as
+ * collx_allreduce(); the _async forms return at once with an op for
+ * collx_wait()/collx_test().  Inside collx_group_start()/collx_group_end()
+ * nothing is submitted until collx_group_end(): an _async op's handle is
+ * valid from then on, and a blocking call returns 0 at once and is waited
+ * for by collx_group_end().
+ */
+int collx_broadcast(struct collx_comm *comm, const void *sendbuf,
+		    void *recvbuf, size_t count, enum collx_dtype dtype,
+		    int root);
+int collx_broadcast_async(struct collx_comm *comm, const void *sendbuf,
+			  void *recvbuf, size_t count, enum collx_dtype dtype,
+			  int root, struct collx_op **op);
+int collx_reduce(struct collx_comm *comm, const void *sendbuf, void *recvbuf,
+		 size_t count, enum collx_dtype dtype, enum collx_redop redop,
+		 int root);
+int collx_reduce_async(struct collx_comm *comm, const void *sendbuf,
+		       void *recvbuf, size_t count, enum collx_dtype dtype,
+		       enum collx_redop redop, int root, struct collx_op **op);
+int collx_allgather(struct collx_comm *comm, const void *sendbuf,
+		    void *recvbuf, size_t sendcount, enum collx_dtype dtype);
+int collx_allgather_async(struct collx_comm *comm, const void *sendbuf,
+			  void *recvbuf, size_t sendcount,
+			  enum collx_dtype dtype, struct collx_op **op);
+int collx_reduce_scatter(struct collx_comm *comm, const void *sendbuf,
+			 void *recvbuf, size_t recvcount,
+			 enum collx_dtype dtype, enum collx_redop redop);
+int collx_reduce_scatter_async(struct collx_comm *comm, const void *sendbuf,
+			       void *recvbuf, size_t recvcount,
+			       enum collx_dtype dtype, enum collx_redop redop,
+			       struct collx_op **op);
+int collx_alltoall(struct collx_comm *comm, const void *sendbuf,
+		   void *recvbuf, size_t count, enum collx_dtype dtype);
+int collx_alltoall_async(struct collx_comm *comm, const void *sendbuf,
+			 void *recvbuf, size_t count, enum collx_dtype dtype,
+			 struct collx_op **op);
+int collx_barrier(struct collx_comm *comm);
+int collx_barrier_async(struct collx_comm *comm, struct collx_op **op);
+int collx_send(struct collx_comm *comm, const void *sendbuf, size_t count,
+	       enum collx_dtype dtype, int peer);
+int collx_send_async(struct collx_comm *comm, const void *sendbuf,
+		     size_t count, enum collx_dtype dtype, int peer,
+		     struct collx_op **op);
+int collx_recv(struct collx_comm *comm, void *recvbuf, size_t count,
+	       enum collx_dtype dtype, int peer);
+int collx_recv_async(struct collx_comm *comm, void *recvbuf, size_t count,
+		     enum collx_dtype dtype, int peer, struct collx_op **op);
+
+/*
+ * Any collective with every knob, the algorithm included (COLLX_ALGO_* of
+ * <linux/collx.h>; COLLX_ALGO_AUTO lets the kernel choose, or
+ * $COLLX_ALGO=ring|tree|rd|pairwise when set).  @op NULL: blocking.
+ */
+struct collx_args {
+	enum collx_coll coll;
+	enum collx_dtype dtype;
+	enum collx_redop redop;
+	int root;			/* or the peer of send/recv */
+	size_t count;
+	const void *sendbuf;
+	void *recvbuf;
+	enum collx_algo algo;
+};
+int collx_submit(struct collx_comm *comm, const struct collx_args *args,
+		 struct collx_op **op);
+
+/*
+ * NCCL's group semantics, per thread and nestable: the ops issued between
+ * the outermost start and end start together in the kernel (one
+ * COLLX_IOC_SUBMIT_GROUP per communicator), so a send and a recv between
+ * two ranks never wait for each other in any order.  collx_group_end()
+ * returns 0 or the first error of the submission or of a blocking call in
+ * the group.
+ */
+int collx_group_start(void);
+int collx_group_end(void);
+
+/*
+ * Register a dma-buf (GPU memory exported by its driver, udmabuf, a DMA
+ * heap) for zero-copy collectives.  _at: collectives name its first byte
+ * @addr (e.g. the device pointer).  Without _at the library maps the
+ * dma-buf into this process and collectives use that mapping's address,
+ * which *@addr receives (the CPU may touch the memory there).  Errors as
+ * COLLX_IOC_MR_REG documents: -EBADF, -EINVAL, -EOPNOTSUPP, -ENOMEM.
+ */
+int collx_mem_register_dmabuf(struct collx_comm *comm, int fd,
+			      uint64_t offset, size_t size, void **addr,
+			      void **handle);
+int collx_mem_register_dmabuf_at(struct collx_comm *comm, int fd,
+				 uint64_t offset, size_t size, void *addr,
+				 void **handle);
+
+/* ---- communicator state (API 1.1) --------------------------------------- */
+
+/*
+ * A file descriptor that polls readable when one of the communicator's ops
+ * has completed (for epoll/asyncio loops); collx_test() then reaps it.
+ */
+int collx_comm_fd(const struct collx_comm *comm);
+
+/*
+ * The error that put the communicator in its error state (0 while it
+ * works), like ncclCommGetAsyncError(); never blocks.
+ */
+int collx_comm_get_async_error(struct collx_comm *comm);
+
+/*
+ * Abort: like collx_comm_destroy() but safe to call from another thread
+ * while this communicator's ops are being waited on (they end with
+ * -ECANCELED); the memory is freed once the last waiter has returned.
+ */
+int collx_comm_abort(struct collx_comm *comm);
+
+/* The module-wide id the kernel's debugfs, tracepoints and collx-netmon use. */
+unsigned int collx_comm_global_id(const struct collx_comm *comm);
+
+/* COLLX_LIB_MAJOR * 10000 + COLLX_LIB_MINOR * 100, at run time. */
+int collx_get_version(int *version);
+
 /* ---- names ----------------------------------------------------------- */
 
 /* A message for a negative errno returned by a collx_* call. */
@@ -178,8 +302,13 @@ const char *collx_strerror(int err);
 const char *collx_dtype_name(enum collx_dtype dtype);
 /* "sum", "prod", "max", "min", "avg". */
 const char *collx_redop_name(enum collx_redop redop);
-/* "none", "connect", "reduce-scatter", "all-gather". */
+/* "none", "connect", "reduce-scatter", "all-gather", "reduce",
+ * "broadcast", "exchange", "alltoall", "p2p". */
 const char *collx_phase_name(enum collx_phase phase);
+/* "allreduce", "broadcast", ..., "send", "recv" (API 1.1). */
+const char *collx_coll_name(enum collx_coll coll);
+/* "auto", "ring", "tree", "rd", "pairwise", "p2p" (API 1.1). */
+const char *collx_algo_name(enum collx_algo algo);
 /* 1, 2, 4 or 8; 0 for an unknown type. */
 size_t collx_dtype_size(enum collx_dtype dtype);
 

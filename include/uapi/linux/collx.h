@@ -52,10 +52,18 @@
  * @COLLX_FP32: IEEE 754 binary32
  * @COLLX_FP64: IEEE 754 binary64
  * @COLLX_BF16: bfloat16 (the upper half of a binary32)
+ * @COLLX_FP8_E4M3: OCP 8-bit float E4M3 (bias 7, no infinities, one NaN
+ *	pattern per sign, largest finite 448); ABI 1.1
+ * @COLLX_FP8_E5M2: OCP 8-bit float E5M2 (bias 15, IEEE-like with
+ *	infinities and NaNs, largest finite 57344); ABI 1.1
  * @COLLX_DTYPE_COUNT: number of types; not a type
  *
- * The values are NCCL's (ncclDataType_t), so code moving between the two
- * keeps its numbers.
+ * The values are NCCL's (ncclDataType_t, ncclFloat8e4m3 and ncclFloat8e5m2
+ * included), so code moving between the two keeps its numbers.  FP8 sums
+ * are computed in binary32 and rounded to nearest even once per
+ * reduction step, saturating to the largest finite value (E4M3) or
+ * rounding to infinity (E5M2) as the OCP 8-bit floating point
+ * specification says.
  */
 enum collx_dtype {
 	COLLX_INT8 = 0,
@@ -68,6 +76,8 @@ enum collx_dtype {
 	COLLX_FP32 = 7,
 	COLLX_FP64 = 8,
 	COLLX_BF16 = 9,
+	COLLX_FP8_E4M3 = 10,
+	COLLX_FP8_E5M2 = 11,
 	COLLX_DTYPE_COUNT,
 };
 
@@ -93,7 +103,7 @@ enum collx_redop {
 
 /* ABI version reported by COLLX_IOC_VERSION. */
 #define COLLX_ABI_MAJOR	1
-#define COLLX_ABI_MINOR	0
+#define COLLX_ABI_MINOR	1
 
 enum {
 	COLLX_CMD_BASE = 0x80,
@@ -104,12 +114,42 @@ enum {
 	COLLX_CMD_MR_DEREG,
 	COLLX_CMD_SUBMIT,
 	COLLX_CMD_WAIT,
+	COLLX_CMD_SUBMIT_GROUP,
 };
 
 /* "No rank": a failed_rank when no single peer is to blame. */
 #define COLLX_RANK_NONE		0xffffffffU
 /* Most ranks in a communicator. */
 #define COLLX_MAX_RANKS		1024
+
+/**
+ * DOC: Limits
+ *
+ * Every resource a caller can make the kernel hold is bounded per fd or
+ * per call; exceeding a bound fails the call with the errno given here and
+ * changes nothing.
+ *
+ * - COLLX_MAX_COMMS_PER_FD communicators per open file (EMFILE).
+ * - COLLX_MAX_MRS_PER_FD registrations per open file (EMFILE).
+ * - COLLX_MAX_OPS_PER_FD collectives per open file that are queued,
+ *   running, or complete with their record not yet read (EAGAIN: read some
+ *   records first).
+ * - COLLX_MAX_GROUP entries per COLLX_IOC_SUBMIT_GROUP (EINVAL).
+ * - COLLX_MAX_TIMEOUT_MS for a communicator's timeout (EINVAL).
+ * - COLLX_MAX_ADDR_SIZE for struct collx_rank_addr as the caller knows it
+ *   (EINVAL).
+ * - COLLX_MAX_BYTES for any one buffer of a collective (EINVAL).
+ * - Pinned pages, of registrations and of bounced buffers alike, count
+ *   against RLIMIT_MEMLOCK (ENOMEM beyond it, unless CAP_IPC_LOCK), and
+ *   kernel allocations made for a caller are charged to its memory cgroup.
+ */
+#define COLLX_MAX_COMMS_PER_FD	64
+#define COLLX_MAX_MRS_PER_FD	4096
+#define COLLX_MAX_OPS_PER_FD	4096
+#define COLLX_MAX_GROUP		2048
+#define COLLX_MAX_TIMEOUT_MS	3600000U
+#define COLLX_MAX_ADDR_SIZE	256
+#define COLLX_MAX_BYTES		(1ULL << 40)
 
 /**
  * struct collx_version - COLLX_IOC_VERSION
@@ -127,6 +167,20 @@ enum {
  * Tells user space which ABI the loaded module speaks.  Libraries call it
  * right after open() and refuse a major they do not know.
  */
+
+/* Every collective of enum collx_coll and the algorithms of COLLX_ALGO_*. */
+#define COLLX_FEATURE_COLLECTIVES	(1ULL << 0)
+/* COLLX_IOC_SUBMIT_GROUP. */
+#define COLLX_FEATURE_GROUP		(1ULL << 1)
+/* Connections authenticated with &collx_comm_create.secret. */
+#define COLLX_FEATURE_AUTH		(1ULL << 2)
+/* &collx_comm_create.tos. */
+#define COLLX_FEATURE_TOS		(1ULL << 3)
+/* COLLX_FP8_E4M3 and COLLX_FP8_E5M2. */
+#define COLLX_FEATURE_FP8		(1ULL << 4)
+/* COLLX_MR_F_DMABUF registrations. */
+#define COLLX_FEATURE_DMABUF		(1ULL << 5)
+
 struct collx_version {
 	__u32 size;
 	__u32 flags;
@@ -167,18 +221,41 @@ struct collx_rank_addr {
  *	from every other one's
  * @addrs: user pointer to @nranks struct collx_rank_addr, by rank
  * @addr_size: sizeof(struct collx_rank_addr) as the caller knows it
- * @timeout_ms: bound on connecting and on every collective's progress;
- *	0 means the module's ``comm_timeout_ms`` parameter (30 s)
+ * @timeout_ms: bound on connecting and on every collective's progress,
+ *	at most COLLX_MAX_TIMEOUT_MS; 0 means the module's
+ *	``comm_timeout_ms`` parameter (30 s)
  * @comm_id: out, the communicator's handle on this fd
  * @failed_rank: out, on failure the rank that could not be reached or
  *	refused, else COLLX_RANK_NONE
+ * @secret: (ABI 1.1) the same random bytes on every rank, shared through
+ *	the job's own bootstrap and known to nobody else.  Connections of the
+ *	communicator prove knowledge of it to each other (HMAC-SHA256 over
+ *	both sides' fresh nonces) before any memory is exposed, and it never
+ *	travels on the fabric; the kernel never prints it.  All zero (an ABI
+ *	1.0 caller) leaves only @comm_key and the peers' addresses to tell
+ *	this communicator's connections apart: do not use that on a shared
+ *	fabric.
+ * @tos: (ABI 1.1) IP type of service (DSCP << 2) of the communicator's
+ *	RoCE packets, as rdma_set_service_type() takes it (NCCL_IB_TC); 0
+ *	keeps the device's default.  Every rank must pass the same value.
+ * @global_id: (ABI 1.1) out, the module-wide id of the communicator, as
+ *	debugfs (/sys/kernel/debug/collx/<global_id>), the collx:*
+ *	tracepoints and collx-netmon name it
  *
- * Connects this rank to the peers its algorithms need (rdma_cm RC
- * connections to and from its ring neighbours) and returns when they are
- * up, or fails.  Errors beyond the general ones: ETIMEDOUT (a peer did not
- * answer within @timeout_ms; @failed_rank names it), ECONNREFUSED (a peer
- * refused, e.g. another @comm_key), EHOSTUNREACH (no route to a peer's
- * address), ENODEV (no RDMA device serves the route), EINTR (a signal).
+ * Joins the communicator: connects this rank to the peers its algorithms
+ * use first (ring neighbours, recursive-doubling partners, tree parent
+ * and children; any other peer is connected when a collective first needs
+ * it, under the same timeout) and returns when they are up, or fails.  The
+ * connections are made from the caller's network namespace, to the
+ * module's listener in the peer's.  Only a connection from the address
+ * the table gives for its rank, proving @secret, is accepted; every
+ * refusal looks the same to the connecting side.  Errors beyond the
+ * general ones: ETIMEDOUT (a peer did not answer, or refused, within
+ * @timeout_ms; @failed_rank names it), EHOSTUNREACH (no route to a peer's
+ * address), ENODEV (no RDMA device serves the route), EXDEV (peers reached
+ * through different RDMA devices), EACCES (a peer failed to prove
+ * @secret), EEXIST (this rank of this communicator already exists on this
+ * node), EMFILE (COLLX_MAX_COMMS_PER_FD), ERESTARTSYS/EINTR (a signal).
  */
 struct collx_comm_create {
 	__u32 size;
@@ -191,6 +268,9 @@ struct collx_comm_create {
 	__u32 timeout_ms;
 	__u32 comm_id;
 	__u32 failed_rank;
+	__u8 secret[32];
+	__u32 tos;
+	__u32 global_id;
 };
 
 #define COLLX_IOC_COMM_CREATE	_IO(COLLX_TYPE, COLLX_CMD_COMM_CREATE)
@@ -214,22 +294,44 @@ struct collx_comm_destroy {
 
 #define COLLX_IOC_COMM_DESTROY	_IO(COLLX_TYPE, COLLX_CMD_COMM_DESTROY)
 
+/* struct collx_mr_reg flags: the memory is a dma-buf (ABI 1.1). */
+#define COLLX_MR_F_DMABUF	(1U << 0)
+
 /**
  * struct collx_mr_reg - COLLX_IOC_MR_REG
  * @size: sizeof(struct collx_mr_reg)
- * @flags: must be 0
- * @addr: start of the user buffer
+ * @flags: 0, or COLLX_MR_F_DMABUF
+ * @addr: start of the user buffer.  With COLLX_MR_F_DMABUF, the address
+ *	collectives use for the first registered byte of the dma-buf (any
+ *	value, e.g. the device pointer of GPU memory: as the iova of
+ *	ibv_reg_dmabuf_mr()); a collective's buffer lies in the registration
+ *	when its address range does
  * @length: its length in bytes, non-zero
  * @mr_id: out, the registration's handle on this fd
  * @__reserved: must be 0
+ * @dmabuf_fd: (ABI 1.1) with COLLX_MR_F_DMABUF, the dma-buf's fd; the
+ *	registration holds its own reference, so the fd may be closed
+ * @__reserved2: must be 0
+ * @dmabuf_offset: (ABI 1.1) with COLLX_MR_F_DMABUF, offset in the dma-buf
+ *	of the first registered byte
+ *
+ * dma-buf errors: EBADF (@dmabuf_fd is not an open fd), EINVAL (not a
+ * dma-buf, or the range lies outside it), EOPNOTSUPP (the exporter or the
+ * RDMA device cannot do it), ENOMEM.  When the exporter moves or revokes
+ * the buffer, collectives in flight on it fail with EFAULT and so does
+ * every later one on it: deregister and register again.
  *
  * Pins the buffer's pages for as long as the registration lives (they
  * count against RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK), so
  * collectives on buffers inside it run without bouncing: the NIC reads
  * the output directly, and the ring predecessor writes all-gather data
  * straight into it through fast registrations made per collective and
- * invalidated before the collective completes.  Errors: ENOMEM
- * (over RLIMIT_MEMLOCK, or out of memory), EFAULT (not mapped writable).
+ * invalidated before the collective completes.  A registration belongs
+ * to the address space (mm) that made it: a collective submitted from
+ * another process (a forked child, an fd passed over a socket) does not
+ * find it and bounces its own pages instead.  Errors: ENOMEM (over
+ * RLIMIT_MEMLOCK, or out of memory), EFAULT (not mapped writable), EMFILE
+ * (COLLX_MAX_MRS_PER_FD).
  */
 struct collx_mr_reg {
 	__u32 size;
@@ -238,6 +340,9 @@ struct collx_mr_reg {
 	__aligned_u64 length;
 	__u32 mr_id;
 	__u32 __reserved;
+	__s32 dmabuf_fd;
+	__u32 __reserved2;
+	__aligned_u64 dmabuf_offset;
 };
 
 #define COLLX_IOC_MR_REG	_IO(COLLX_TYPE, COLLX_CMD_MR_REG)
@@ -266,51 +371,141 @@ struct collx_mr_dereg {
 /**
  * enum collx_coll - collective operation
  * @COLLX_COLL_ALLREDUCE: every rank ends with the reduction of all ranks'
- *	send buffers
+ *	send buffers; @count elements in each buffer
+ * @COLLX_COLL_BROADCAST: @count elements of the root's @sendbuf end in
+ *	every rank's @recvbuf (the root's too; @sendbuf is ignored elsewhere
+ *	and may be 0)
+ * @COLLX_COLL_REDUCE: the reduction of every rank's @count elements ends
+ *	in the root's @recvbuf (ignored elsewhere, may be 0)
+ * @COLLX_COLL_ALLGATHER: @count elements from each rank; @recvbuf holds
+ *	nranks * @count, rank i's at i * @count.  In place when @sendbuf is
+ *	@recvbuf + rank * @count elements
+ * @COLLX_COLL_REDUCE_SCATTER: @sendbuf holds nranks * @count; rank i ends
+ *	with the reduction of every rank's part i in its @recvbuf of @count.
+ *	In place when @recvbuf is @sendbuf + rank * @count elements
+ * @COLLX_COLL_ALLTOALL: @sendbuf and @recvbuf hold nranks * @count; part j
+ *	of rank i's @sendbuf ends in part i of rank j's @recvbuf.  The two
+ *	buffers must not overlap
+ * @COLLX_COLL_BARRIER: no rank's op completes before every rank has
+ *	submitted it; @count, @sendbuf and @recvbuf must be 0
+ * @COLLX_COLL_SEND: @count elements of @sendbuf to rank @root (the peer),
+ *	matched with that rank's COLLX_COLL_RECV from this rank, in order
+ * @COLLX_COLL_RECV: @count elements from rank @root into @recvbuf
+ * @COLLX_COLL_COUNT: number of collectives; not a collective
+ *
+ * Count, root and buffers mean what they mean in NCCL (ncclAllGather's
+ * sendcount, ncclReduceScatter's recvcount, ncclAllToAll's count per
+ * peer).  Send and recv between two ranks that each do both must be
+ * submitted in one COLLX_IOC_SUBMIT_GROUP, or they may wait for each other.
  */
 enum collx_coll {
 	COLLX_COLL_ALLREDUCE = 0,
+	COLLX_COLL_BROADCAST = 1,
+	COLLX_COLL_REDUCE = 2,
+	COLLX_COLL_ALLGATHER = 3,
+	COLLX_COLL_REDUCE_SCATTER = 4,
+	COLLX_COLL_ALLTOALL = 5,
+	COLLX_COLL_BARRIER = 6,
+	COLLX_COLL_SEND = 7,
+	COLLX_COLL_RECV = 8,
+	COLLX_COLL_COUNT,
 };
+
+/**
+ * enum collx_algo - how a collective moves (&collx_submit.flags, bits
+ *	COLLX_SUBMIT_ALGO_MASK; &collx_completion.algo says which one ran)
+ * @COLLX_ALGO_AUTO: the module chooses by collective, size and rank count
+ *	(Documentation/engine.md gives the thresholds)
+ * @COLLX_ALGO_RING: ring: every collective but barrier, send and recv
+ * @COLLX_ALGO_TREE: double binary tree: allreduce, reduce, broadcast
+ * @COLLX_ALGO_RD: recursive doubling, or halving-doubling where the data
+ *	is cut: allreduce, allgather, reduce-scatter, barrier
+ * @COLLX_ALGO_PAIRWISE: pairwise exchange: alltoall
+ * @COLLX_ALGO_P2P: a single transfer: send and recv (and what any
+ *	collective of one rank becomes: a local copy)
+ * @COLLX_ALGO_COUNT: number of algorithms; not an algorithm
+ *
+ * Forcing an algorithm that cannot run the collective fails the submit
+ * with EOPNOTSUPP.
+ */
+enum collx_algo {
+	COLLX_ALGO_AUTO = 0,
+	COLLX_ALGO_RING = 1,
+	COLLX_ALGO_TREE = 2,
+	COLLX_ALGO_RD = 3,
+	COLLX_ALGO_PAIRWISE = 4,
+	COLLX_ALGO_P2P = 5,
+	COLLX_ALGO_COUNT,
+};
+
+/* &collx_submit.flags: the algorithm to use, enum collx_algo. */
+#define COLLX_SUBMIT_ALGO_MASK	0xfU
 
 /**
  * enum collx_phase - where a collective was when it ended
  * @COLLX_PHASE_NONE: not started, or finished
- * @COLLX_PHASE_CONNECT: connecting the communicator
- * @COLLX_PHASE_REDUCE_SCATTER: ring reduce-scatter
- * @COLLX_PHASE_ALLGATHER: ring all-gather
+ * @COLLX_PHASE_CONNECT: connecting the communicator, or a peer the
+ *	collective needed
+ * @COLLX_PHASE_REDUCE_SCATTER: ring (or halving) reduce-scatter
+ * @COLLX_PHASE_ALLGATHER: ring (or doubling) all-gather
+ * @COLLX_PHASE_REDUCE: data flowing up a tree towards the root
+ * @COLLX_PHASE_BROADCAST: data flowing down a tree, or along a ring, from
+ *	the root
+ * @COLLX_PHASE_EXCHANGE: recursive doubling: exchanging with the partner
+ *	of a step, or folding the ranks beyond a power of two in and out
+ * @COLLX_PHASE_ALLTOALL: pairwise exchange
+ * @COLLX_PHASE_P2P: a send or recv
+ *
+ * With &collx_completion.step (the step of that phase, 0-based) and
+ * &collx_completion.failed_rank it says what a failed collective waited
+ * for.
  */
 enum collx_phase {
 	COLLX_PHASE_NONE = 0,
 	COLLX_PHASE_CONNECT = 1,
 	COLLX_PHASE_REDUCE_SCATTER = 2,
 	COLLX_PHASE_ALLGATHER = 3,
+	COLLX_PHASE_REDUCE = 4,
+	COLLX_PHASE_BROADCAST = 5,
+	COLLX_PHASE_EXCHANGE = 6,
+	COLLX_PHASE_ALLTOALL = 7,
+	COLLX_PHASE_P2P = 8,
+	COLLX_PHASE_COUNT,
 };
 
 /**
  * struct collx_submit - COLLX_IOC_SUBMIT
  * @size: sizeof(struct collx_submit)
- * @flags: must be 0
+ * @flags: the algorithm (COLLX_SUBMIT_ALGO_MASK, enum collx_algo); other
+ *	bits must be 0
  * @comm_id: the communicator
  * @coll: enum collx_coll
- * @dtype: enum collx_dtype
- * @redop: enum collx_redop
- * @root: root rank of rooted collectives; must be 0 for the others
+ * @dtype: enum collx_dtype (the element type of every collective; any
+ *	valid type for a barrier)
+ * @redop: enum collx_redop; only allreduce, reduce and reduce-scatter
+ *	read it, the others require it to be a valid value (0)
+ * @root: the root rank of broadcast and reduce, the peer of send and
+ *	recv, below nranks; must be 0 for the others
  * @__reserved: must be 0
- * @count: elements per rank, non-zero; count times the element size must
- *	fit the address space
- * @sendbuf: user pointer to the input; equal to @recvbuf for in-place
+ * @count: elements, as enum collx_coll says per collective; 0 is a valid
+ *	collective that moves nothing (0 for a barrier)
+ * @sendbuf: user pointer to the input
  * @recvbuf: user pointer to the output
  * @op_id: out, the collective's id, unique on this fd
  *
  * Queues a collective and returns at once.  Every rank of the
- * communicator must submit the same collectives in the same order.  The
- * collective completes through read()/poll() or COLLX_IOC_WAIT.  Buffers
- * inside a registration are used in place, zero copy; others are bounced
- * (their pages are pinned for the collective's lifetime and data moves
- * through the connection's staging slots).  Errors: ENOENT (no such
- * communicator), EPIPE (the communicator is in its error state: destroy
- * it), EOPNOTSUPP (coll, dtype or redop unknown), EFAULT (a buffer is not
- * mapped as needed).
+ * communicator must submit the same collectives in the same order (send
+ * and recv: the two ranks involved, in matching order).  The collective
+ * completes through read()/poll() or COLLX_IOC_WAIT.  Buffers inside a
+ * registration are used in place, zero copy; others are bounced (their
+ * pages are pinned, against RLIMIT_MEMLOCK, for the collective's lifetime
+ * and data moves through the connection's staging slots).  Errors: ENOENT
+ * (no such communicator), EPIPE (the communicator is in its error state:
+ * destroy it), EOPNOTSUPP (coll, dtype, redop or algorithm unknown, or the
+ * algorithm cannot run the collective), EINVAL (root out of range, a
+ * buffer missing or overlapping where it must not), EFAULT (a buffer is
+ * not mapped as needed), ENOMEM (RLIMIT_MEMLOCK for bounced pages), EAGAIN
+ * (COLLX_MAX_OPS_PER_FD).
  */
 struct collx_submit {
 	__u32 size;
@@ -336,14 +531,17 @@ struct collx_submit {
  * @status: 0, or a negative errno: -ETIMEDOUT (no progress within the
  *	communicator's timeout), -ECONNRESET (a peer disconnected or its
  *	QP failed), -ENODEV (the RDMA device went away), -ECANCELED (the
- *	communicator was destroyed), -EIO (a protocol error)
+ *	communicator was destroyed), -EPROTO (a peer sent what this
+ *	collective did not expect: ranks submitted different collectives),
+ *	-EFAULT (a dma-buf was moved or revoked under it)
  * @failed_rank: the peer that timed out or failed, else COLLX_RANK_NONE
  * @phase: enum collx_phase the collective was in when it ended
- * @step: ring step within @phase (0-based) when it ended
- * @__reserved: 0
- * @bytes: bytes of this rank's output buffer
+ * @step: step within @phase (0-based) when it ended
+ * @algo: (ABI 1.1) enum collx_algo that ran (0 with ABI 1.0 modules)
+ * @bytes: bytes of this rank's output buffer (for send: of its input)
  * @start_ns: CLOCK_MONOTONIC time the collective started moving data
  * @end_ns: CLOCK_MONOTONIC time it ended
+ * @mem: (ABI 1.1) COLLX_MEM_* bits: the memory paths this rank's data took
  * @__reserved2: 0
  *
  * read() on the fd returns whole records (a short buffer gets EINVAL),
@@ -358,12 +556,24 @@ struct collx_completion {
 	__u32 failed_rank;
 	__u32 phase;
 	__u32 step;
-	__u32 __reserved;
+	__u32 algo;
 	__aligned_u64 bytes;
 	__aligned_u64 start_ns;
 	__aligned_u64 end_ns;
-	__aligned_u64 __reserved2;
+	__u32 mem;
+	__u32 __reserved2;
 };
+
+/* &collx_completion.mem: some data was copied through staging slots. */
+#define COLLX_MEM_STAGED	(1U << 0)
+/* ... was gathered by the NIC straight from a registered buffer. */
+#define COLLX_MEM_ZERO_COPY	(1U << 1)
+/* ... was written by a peer straight into a registered output. */
+#define COLLX_MEM_PLACED	(1U << 2)
+/* ... lay in a dma-buf registration. */
+#define COLLX_MEM_DMABUF	(1U << 3)
+/* ... was bounced: pinned for this collective only. */
+#define COLLX_MEM_BOUNCED	(1U << 4)
 
 /* COLLX_IOC_WAIT timeout_ms that never expires. */
 #define COLLX_WAIT_FOREVER	0xffffffffU
@@ -381,7 +591,7 @@ struct collx_completion {
  * Returns 0 with @completion filled once the collective has ended (its
  * own outcome is in @completion.status).  Errors: EAGAIN (still running
  * after @timeout_ms), ENOENT (unknown id, or its record was already
- * read), EINTR (a signal).
+ * read), ERESTARTSYS/EINTR (a signal).
  */
 struct collx_wait {
 	__u32 size;
@@ -393,5 +603,36 @@ struct collx_wait {
 };
 
 #define COLLX_IOC_WAIT		_IO(COLLX_TYPE, COLLX_CMD_WAIT)
+
+/**
+ * struct collx_submit_group - COLLX_IOC_SUBMIT_GROUP (ABI 1.1)
+ * @size: sizeof(struct collx_submit_group)
+ * @flags: must be 0
+ * @count: entries, 1..COLLX_MAX_GROUP
+ * @entry_size: sizeof(struct collx_submit) as the caller knows it (the
+ *	size-first rules apply to each entry, and each entry's own @size
+ *	must equal it)
+ * @entries: user pointer to @count struct collx_submit, all on one
+ *	communicator; each one's op_id is filled in
+ * @error_index: out, on failure the entry that failed, else @count
+ * @__reserved: must be 0
+ *
+ * Queues several collectives that start together, as NCCL's
+ * ncclGroupStart()/ncclGroupEnd(): sends and recvs in one group never
+ * wait for each other whatever their order, and many small collectives
+ * cost one call.  All or nothing: when the call fails no entry was
+ * queued.  Each entry completes with its own record.
+ */
+struct collx_submit_group {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 entry_size;
+	__aligned_u64 entries;
+	__u32 error_index;
+	__u32 __reserved;
+};
+
+#define COLLX_IOC_SUBMIT_GROUP	_IO(COLLX_TYPE, COLLX_CMD_SUBMIT_GROUP)
 
 #endif /* _UAPI_LINUX_COLLX_H */
