@@ -53,7 +53,9 @@ static int collx_ioctl_version(struct collx_ucmd *ucmd)
 	cmd->abi_major = COLLX_ABI_MAJOR;
 	cmd->abi_minor = COLLX_ABI_MINOR;
 	cmd->nr_devices = collx_device_count();
-	cmd->features = 0;
+	cmd->features = COLLX_FEATURE_COLLECTIVES | COLLX_FEATURE_GROUP |
+			COLLX_FEATURE_AUTH | COLLX_FEATURE_TOS |
+			COLLX_FEATURE_FP8 | COLLX_FEATURE_DMABUF;
 	strscpy(cmd->module_version, COLLX_MODULE_VERSION,
 		sizeof(cmd->module_version));
 	return collx_ucmd_respond(ucmd, sizeof(*cmd));
@@ -119,12 +121,23 @@ static int collx_ioctl_submit(struct collx_ucmd *ucmd)
 	return collx_ucmd_respond(ucmd, sizeof(*cmd));
 }
 
+static int collx_ioctl_submit_group(struct collx_ucmd *ucmd)
+{
+	struct collx_submit_group *cmd = ucmd->cmd;
+	int ret, ret2;
+
+	ret = collx_op_submit_group(ucmd->cf, cmd);
+	/* error_index goes back on failure too. */
+	ret2 = collx_ucmd_respond(ucmd, sizeof(*cmd));
+	return ret ? ret : ret2;
+}
+
 static int collx_ioctl_wait(struct collx_ucmd *ucmd)
 {
 	struct collx_wait *cmd = ucmd->cmd;
 	int ret;
 
-	ret = collx_op_wait(ucmd->cf, cmd);
+	ret = collx_file_wait(ucmd->cf, cmd);
 	if (ret)
 		return ret;
 	return collx_ucmd_respond(ucmd, sizeof(*cmd));
@@ -138,6 +151,7 @@ union collx_ucmd_buffer {
 	struct collx_mr_dereg mr_dereg;
 	struct collx_submit submit;
 	struct collx_wait wait;
+	struct collx_submit_group submit_group;
 };
 
 struct collx_ioctl_op {
@@ -172,6 +186,8 @@ static const struct collx_ioctl_op collx_ioctl_ops[] = {
 		       struct collx_submit, op_id),
 	COLLX_IOCTL_OP(WAIT, collx_ioctl_wait,
 		       struct collx_wait, completion),
+	COLLX_IOCTL_OP(SUBMIT_GROUP, collx_ioctl_submit_group,
+		       struct collx_submit_group, __reserved),
 };
 
 static long collx_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -209,43 +225,25 @@ static long collx_fops_ioctl(struct file *filp, unsigned int cmd,
 
 static int collx_fops_open(struct inode *inode, struct file *filp)
 {
-	struct collx_file *cf;
+	struct collx_file *cf = collx_file_alloc();
 
-	cf = kzalloc(sizeof(*cf), GFP_KERNEL);
 	if (!cf)
 		return -ENOMEM;
-	mutex_init(&cf->lock);
-	xa_init_flags(&cf->comms, XA_FLAGS_ALLOC1);
-	xa_init_flags(&cf->mrs, XA_FLAGS_ALLOC1);
-	xa_init(&cf->ops);
-	INIT_LIST_HEAD(&cf->done);
-	spin_lock_init(&cf->done_lock);
-	init_waitqueue_head(&cf->wq);
 	filp->private_data = cf;
 	return nonseekable_open(inode, filp);
 }
 
 static int collx_fops_release(struct inode *inode, struct file *filp)
 {
-	struct collx_file *cf = filp->private_data;
-
-	/* Comms first: their ops complete and drop their buffers. */
-	collx_comm_release_all(cf);
-	collx_op_release_all(cf);
-	collx_mr_release_all(cf);
-	xa_destroy(&cf->comms);
-	xa_destroy(&cf->mrs);
-	xa_destroy(&cf->ops);
-	mutex_destroy(&cf->lock);
-	kfree(cf);
+	collx_file_free(filp->private_data);
 	return 0;
 }
 
 static ssize_t collx_fops_read(struct file *filp, char __user *buf,
 			       size_t len, loff_t *ppos)
 {
-	return collx_op_read(filp->private_data, buf, len,
-			     filp->f_flags & O_NONBLOCK);
+	return collx_file_read(filp->private_data, buf, len,
+			       filp->f_flags & O_NONBLOCK);
 }
 
 static __poll_t collx_fops_poll(struct file *filp, poll_table *wait)
@@ -253,7 +251,7 @@ static __poll_t collx_fops_poll(struct file *filp, poll_table *wait)
 	struct collx_file *cf = filp->private_data;
 
 	poll_wait(filp, &cf->wq, wait);
-	return collx_op_ready(cf) ? EPOLLIN | EPOLLRDNORM : 0;
+	return collx_file_ready(cf) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 static const struct file_operations collx_fops = {
@@ -268,7 +266,9 @@ static const struct file_operations collx_fops = {
 
 /*
  * Like /dev/infiniband/uverbs*, any user may open the device: what a
- * process can do is bounded by its own RLIMIT_MEMLOCK and its own fds.
+ * process can do is bounded by its own RLIMIT_MEMLOCK, its memory cgroup
+ * and the per-fd limits of the uapi.  A site that wants fewer users gives
+ * the node to a group with a udev rule (Documentation/security.md).
  */
 static struct miscdevice collx_misc = {
 	.minor = MISC_DYNAMIC_MINOR,

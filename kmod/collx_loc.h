@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * collx: prototypes shared between the module's files, grouped by the file
- * that defines them.
+ * that defines them, in the order the layers call each other:
+ *
+ *   chardev → file, op, comm, mr → engine → cm → peer (xfer, dest,
+ *   staging, auth) → device;  core, trace, debugfs and stats are leaves.
+ *
+ * Lower layers report upward through return values and ops tables
+ * (struct collx_peer_ops, struct collx_cm_entry, struct collx_dev_user).
  */
 #ifndef COLLX_LOC_H
 #define COLLX_LOC_H
@@ -10,102 +16,203 @@
 
 #define COLLX_MODULE_VERSION	"0.1.0"
 
-/* main.c: module parameters */
-extern unsigned short collx_listen_port;
-extern unsigned int collx_comm_timeout_ms;
-extern unsigned int collx_slot_kib;
-extern unsigned int collx_nslots;
+struct seq_file;
+
+/* main.c */
 extern struct workqueue_struct *collx_wq;
 
 /* chardev.c */
 int collx_chardev_init(void);
 void collx_chardev_exit(void);
 
-/* device.c */
-int collx_device_init(void);
-void collx_device_exit(void);
-u32 collx_device_count(void);
-int collx_device_bind(struct collx_comm *comm, struct ib_device *ibdev);
-void collx_device_unbind(struct collx_comm *comm);
+/* file.c */
+struct collx_file *collx_file_alloc(void);
+void collx_file_free(struct collx_file *cf);
+void collx_file_post(struct collx_file *cf, struct collx_op *op);
+int collx_file_wait(struct collx_file *cf, struct collx_wait *cmd);
+bool collx_file_ready(struct collx_file *cf);
+ssize_t collx_file_read(struct collx_file *cf, char __user *buf, size_t len,
+			bool nonblock);
+void collx_op_release_all(struct collx_file *cf);
 
-/* cm.c */
-int collx_cm_listen(void);
-void collx_cm_stop(void);
-int collx_cm_connect(struct collx_peer *peer);
-void collx_cm_retry_work(struct work_struct *work);
+/* object.c */
+int collx_obj_reserve(struct xarray *xa, atomic_t *count, u32 max, u32 *id,
+		      u32 *next, int full);
+void collx_obj_finalize(struct xarray *xa, u32 id, void *obj);
+void collx_obj_abort(struct xarray *xa, atomic_t *count, u32 id);
+void *collx_obj_remove(struct xarray *xa, atomic_t *count, u32 id);
 
-/* peer.c */
-void collx_peer_init(struct collx_peer *peer, struct collx_comm *comm,
-		     u32 rank, bool outgoing);
-int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id);
-void collx_peer_release(struct collx_peer *peer);
-void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id);
-void collx_peer_disconnect(struct collx_peer *peer);
-int collx_peer_post_reg(struct collx_peer *peer);
-int collx_peer_send_ready(struct collx_peer *peer);
-int collx_peer_post_credit(struct collx_peer *peer, u32 slot);
-void collx_peer_slot(struct collx_peer *peer, u32 slot, u32 bytes, void **kva,
-		     struct ib_sge *sge, u64 *raddr, u32 *rkey);
-bool collx_peer_dest(struct collx_peer *peer, u64 seq, u64 off, u32 len,
-		     u64 *raddr, u32 *rkey);
-int collx_peer_post_write(struct collx_peer *peer, struct ib_sge *sge,
-			  u32 nsge, u64 raddr, u32 rkey, u32 imm);
-int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
-			 u64 seq);
-int collx_peer_dest_done(struct collx_peer *peer);
-void collx_peer_broken(struct collx_peer *peer, int err);
-void collx_peer_handshake(struct collx_peer *peer, bool established,
-			  bool remote_ready);
-void collx_peer_set_state(struct collx_peer *peer,
-			  enum collx_peer_state state, int err);
-const char *collx_peer_state_name(enum collx_peer_state state);
-
-/* direct.c */
-int collx_dmap_map(struct collx_op *op, struct ib_device *ibdev);
-void collx_dmap_unmap(struct collx_dmap *dm);
-u32 collx_dmap_sges(const struct collx_dmap *dm, u64 off, u32 len, u32 lkey,
-		    struct ib_sge *sge, u32 max);
-void collx_dmap_sync_for_cpu(const struct collx_dmap *dm, u64 off, u64 len);
+/* op.c */
+int collx_op_submit(struct collx_file *cf, struct collx_submit *cmd);
+int collx_op_submit_group(struct collx_file *cf,
+			  struct collx_submit_group *cmd);
+void collx_op_complete(struct collx_op *op, int status, u32 rank, u32 phase,
+		       u32 step, bool hold);
+void collx_op_release_bufs(struct collx_op *op);
+void collx_op_release_held(struct collx_comm *comm);
+void collx_op_put(struct collx_op *op);
 
 /* comm.c */
 int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd);
 int collx_comm_destroy(struct collx_file *cf, u32 handle);
 void collx_comm_teardown(struct collx_comm *comm, int err);
-void collx_comm_fail(struct collx_comm *comm, int err, u32 rank);
-struct collx_comm *collx_comm_find(u64 key, u32 rank);
+void collx_comm_fail(struct collx_comm *comm, const struct collx_blame *b);
 struct collx_comm *collx_comm_get_handle(struct collx_file *cf, u32 handle);
 void collx_comm_put(struct collx_comm *comm);
 void collx_comm_release_all(struct collx_file *cf);
-
-/* engine.c */
-void collx_engine_work(struct work_struct *work);
-void collx_engine_timeout(struct work_struct *work);
-void collx_engine_fail_ops(struct collx_comm *comm, int err, u32 rank);
-void collx_engine_describe(struct collx_comm *comm, struct seq_file *m);
-
-/* op.c */
-int collx_op_submit(struct collx_file *cf, struct collx_submit *cmd);
-void collx_op_complete(struct collx_op *op, int status, u32 rank,
-		       u32 phase, u32 step);
-int collx_op_wait(struct collx_file *cf, struct collx_wait *cmd);
-ssize_t collx_op_read(struct collx_file *cf, char __user *buf, size_t len,
-		      bool nonblock);
-bool collx_op_ready(struct collx_file *cf);
-void collx_op_release_held(struct collx_comm *comm);
-void collx_op_release_all(struct collx_file *cf);
+struct collx_peer *collx_comm_peer(struct collx_comm *comm, u32 rank,
+				   bool want);
+int collx_comm_want_peers(struct collx_comm *comm, struct collx_op *op);
+void collx_comm_work(struct work_struct *work);
+void collx_comm_timeout_work(struct work_struct *work);
+int collx_comm_show(struct seq_file *m, void *data);
 
 /* mr.c */
 int collx_mr_reg(struct collx_file *cf, struct collx_mr_reg *cmd);
 int collx_mr_dereg(struct collx_file *cf, u32 id);
+void collx_mr_put(struct collx_mr *mr);
 void collx_mr_release_all(struct collx_file *cf);
-int collx_ubuf_map(struct collx_file *cf, struct collx_ubuf *ub, u64 addr,
-		   u64 bytes, bool write);
-void collx_ubuf_unmap(struct collx_ubuf *ub);
+int collx_buf_map(struct collx_file *cf, struct collx_buf *b, u64 addr,
+		  u64 bytes, bool write);
+int collx_buf_alloc(struct collx_buf *b, u64 bytes);
+void collx_buf_unmap(struct collx_buf *b);
+unsigned long collx_memlock_limit(void);
+int collx_memlock_charge(struct mm_struct *mm, unsigned long npages,
+			 unsigned long limit);
+void collx_memlock_uncharge(struct mm_struct *mm, unsigned long npages);
 
-/* debugfs.c */
+/* dmabuf.c */
+int collx_dmabuf_reg(struct collx_mr *mr, int fd, u64 offset);
+void collx_dmabuf_release(struct collx_mr *mr);
+int collx_dmabuf_dmap(struct collx_buf *b, struct ib_device *ibdev, u64 pos);
+
+/* direct.c */
+int collx_dmap_pages(struct collx_dmap *dm, struct ib_device *ibdev,
+		     struct page **pages, unsigned long npages,
+		     unsigned int first, u64 bytes);
+int collx_dmap_map(struct collx_buf *b, struct ib_device *ibdev);
+void collx_dmap_unmap(struct collx_dmap *dm);
+unsigned int collx_dmap_find(const struct collx_dmap *dm, u64 off);
+u32 collx_dmap_sges(const struct collx_dmap *dm, u64 off, u32 len, u32 lkey,
+		    struct ib_sge *sge, u32 max);
+void collx_dmap_sync_for_cpu(const struct collx_dmap *dm, u64 off, u64 len);
+
+/* engine.c */
+struct collx_group *collx_group_alloc(struct collx_comm *comm,
+				      struct collx_op **ops, u32 nops);
+void collx_group_free(struct collx_group *g);
+void collx_engine_queue(struct collx_comm *comm, struct collx_group *g);
+int collx_engine_progress(struct collx_comm *comm, struct collx_blame *b);
+void collx_engine_fail_all(struct collx_comm *comm,
+			   const struct collx_blame *b);
+const char *collx_engine_waits_for(struct collx_comm *comm,
+				   struct collx_blame *b);
+void collx_engine_describe(struct collx_comm *comm, struct seq_file *m);
+
+/* cm.c */
+int collx_cm_listen_get(struct net *net);
+void collx_cm_listen_put(struct net *net);
+int collx_cm_register(struct collx_cm_entry *e);
+void collx_cm_unregister(struct collx_cm_entry *e);
+int collx_cm_connect(struct collx_peer *peer);
+void collx_cm_want(struct collx_peer *peer);
+void collx_cm_retry_work(struct work_struct *work);
+void collx_cm_peer_ready(struct collx_peer *peer, const u8 *proof);
+
+/* peer.c */
+void collx_peer_init(struct collx_peer *peer, const struct collx_peer_ops *ops,
+		     void *owner, const struct collx_conn_params *params,
+		     u32 rank);
+int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id);
+void collx_peer_release_rdma(struct collx_peer *peer);
+void collx_peer_release(struct collx_peer *peer);
+bool collx_peer_abort(struct collx_peer *peer, int err, u32 rank, u32 phase,
+		      u32 step);
+void collx_peer_hangup(struct collx_peer *peer, bool wait,
+		       unsigned long deadline);
+void collx_peer_set_state(struct collx_peer *peer,
+			  enum collx_peer_state state, int err);
+void collx_peer_broken(struct collx_peer *peer, int err);
+int collx_peer_failed(struct collx_peer *peer);
+int collx_peer_drained(struct collx_peer *peer);
+void collx_peer_blame(struct collx_peer *peer, struct collx_blame *b);
+bool collx_peer_ready(struct collx_peer *peer);
+void collx_peer_handshake(struct collx_peer *peer, bool established,
+			  bool remote_ready);
+const char *collx_peer_state_name(enum collx_peer_state state);
+void collx_peer_describe(struct collx_peer *peer, struct seq_file *m);
+
+/* xfer.c */
+#define COLLX_CTRL_SENDS	2	/* READY, ABORT; then one per DEST MR */
+void collx_xfer_init(struct collx_peer *peer);
+u32 collx_peer_ctrl_send_buf(struct collx_peer *peer, u32 which);
+void collx_peer_ctrl_send(struct collx_peer *peer, u32 idx, u32 len,
+			  struct ib_cqe *cqe, struct ib_sge *sge,
+			  struct ib_send_wr *wr);
+int collx_peer_post_recv(struct collx_peer *peer, u32 idx);
+int collx_peer_post_reg(struct collx_peer *peer);
+int collx_peer_send_ready(struct collx_peer *peer, const u8 *proof);
+int collx_peer_post_abort(struct collx_peer *peer, int err, u32 rank,
+			  u32 phase, u32 step);
+int collx_peer_post_credits(struct collx_peer *peer);
+bool collx_peer_take_credit(struct collx_peer *peer, u32 *slot);
+bool collx_peer_has_credit(struct collx_peer *peer);
+int collx_peer_post_write(struct collx_peer *peer, struct ib_sge *sge,
+			  u32 nsge, u64 raddr, u32 rkey, u32 imm, u64 cookie);
+bool collx_peer_take_write(struct collx_peer *peer, u64 *cookie, bool *ok);
+bool collx_peer_take_arrival(struct collx_peer *peer,
+			     struct collx_arrival *arr, u32 *slot);
+bool collx_peer_has_arrival(struct collx_peer *peer);
+void collx_peer_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+void collx_peer_qp_event(struct ib_event *event, void *ctx);
+
+/* dest.c */
+struct collx_wire_dest;
+void collx_dest_setup(struct collx_peer *peer);
+void collx_dest_release(struct collx_peer *peer);
+int collx_dest_offer(struct collx_peer *peer, const struct collx_dmap *dm,
+		     u64 off, u64 bytes, u64 seq, u32 ordinal, u64 cookie);
+int collx_dest_retire(struct collx_peer *peer, u32 dmr, u64 cookie);
+void collx_dest_inv_done(struct ib_cq *cq, struct ib_wc *wc);
+void collx_dest_recv(struct collx_peer *peer, const struct collx_wire_dest *msg,
+		     u32 len);
+bool collx_dest_lookup(struct collx_peer *peer, u64 seq, u32 ordinal, u64 off,
+		       u32 bytes, u64 *raddr, u32 *rkey);
+
+/* staging.c */
+int collx_staging_alloc(struct ib_device *ibdev, struct ib_pd *pd,
+			struct collx_staging *st);
+void collx_staging_free(struct ib_device *ibdev, struct collx_staging *st);
+void *collx_staging_slot(const struct collx_staging *st, u32 slot);
+void collx_staging_sync(struct ib_device *ibdev, const struct collx_staging *st,
+			u32 slot, u32 bytes, bool to_device);
+
+/* auth.c */
+struct crypto_shash *collx_auth_alloc(const u8 *secret);
+void collx_auth_free(struct crypto_shash *tfm);
+int collx_auth_lookup(struct crypto_shash *tfm, u64 key, u32 nranks,
+		      u64 *lookup);
+int collx_auth_proof(struct crypto_shash *tfm, bool acceptor, u32 active_rank,
+		     u32 passive_rank, const u8 *nonce_a, const u8 *nonce_p,
+		     u8 *proof);
+bool collx_auth_check(struct crypto_shash *tfm, bool acceptor, u32 active_rank,
+		      u32 passive_rank, const u8 *nonce_a, const u8 *nonce_p,
+		      const u8 *proof);
+
+/* device.c */
+int collx_device_init(void);
+void collx_device_exit(void);
+u32 collx_device_count(void);
+int collx_device_bind(struct collx_dev_user *user, struct collx_dev *cur,
+		      struct ib_device *ibdev, struct collx_dev **dev);
+void collx_device_unbind(struct collx_dev_user *user);
+const char *collx_device_name(const struct collx_dev *dev);
+
+/* debugfs.c: the module's counters, and state files */
 struct collx_stats {
 	atomic_t comms;
 	atomic_t mrs;
+	atomic_t qps;
 	atomic64_t pinned_pages;
 	atomic_t ops;
 	atomic64_t ops_done;
@@ -118,7 +225,9 @@ struct collx_stats {
 extern struct collx_stats collx_stats;
 void collx_debugfs_init(void);
 void collx_debugfs_exit(void);
-void collx_debugfs_comm_add(struct collx_comm *comm);
-void collx_debugfs_comm_remove(struct collx_comm *comm);
+struct collx_debugfs_file *collx_debugfs_comm_add(u32 id, void *data,
+						  int (*show)(struct seq_file *,
+							      void *));
+void collx_debugfs_comm_remove(struct collx_debugfs_file *f);
 
 #endif /* COLLX_LOC_H */

@@ -2,38 +2,56 @@
 /*
  * collx: communicators.
  *
- * A communicator knows every rank's address and keeps two connections:
- * to its ring successor (made here) and from its predecessor (accepted by
- * cm.c).  It lives in the fd's table and, while it can accept, in the
- * module's registry where incoming connections find it by (key, rank).
+ * A communicator knows every rank's address and keeps one connection per
+ * peer it has needed: at create, the peers of its common schedules (ring
+ * neighbours, recursive-doubling partners, tree parents and children for
+ * root 0); any other when a collective first names it.  It lives in the
+ * fd's table and, while it lives, in cm.c's registry, where incoming
+ * connections find it.
  *
- * Failure is a state, not a hang: whatever fails the comm (a timeout, a
- * broken connection, a removed device, destroy) records the errno and the
- * peer to blame, completes every pending op with them, and disconnects so
- * that the neighbours learn at once.
+ * The engine reports; the comm decides.  Failure is a state, not a hang:
+ * whatever fails the comm (a timeout, a broken connection, a removed
+ * device, destroy) records the errno and whom to blame, completes every
+ * op with them, tells every peer why (ABORT) and disconnects, so that
+ * every survivor names the rank that caused it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/idr.h>
 #include <linux/in.h>
 #include <linux/jiffies.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <net/net_namespace.h>
 
 #include "collx_loc.h"
+#include "core/sched.h"
 #include "core/uapi_check.h"
 
-static LIST_HEAD(collx_comm_registry);
-static DEFINE_MUTEX(collx_comm_registry_lock);
 static DEFINE_IDA(collx_comm_ida);
 
 static void collx_comm_free(struct kref *ref)
 {
 	struct collx_comm *comm = container_of(ref, struct collx_comm, ref);
+	u32 i;
 
+	for (i = 0; comm->peers && i < comm->params.nranks; i++)
+		kfree(comm->peers[i]);
+	kvfree(comm->peers);
+	collx_auth_free(comm->params.shash);
+	memzero_explicit(comm->params.secret, sizeof(comm->params.secret));
+	if (comm->params.net) {
+		if (comm->listening)
+			collx_cm_listen_put(comm->params.net);
+		put_net(comm->params.net);
+	}
+	if (comm->params.memlock_mm)
+		mmdrop(comm->params.memlock_mm);
+	kfree(comm->params.addrs);
 	ida_free(&collx_comm_ida, comm->id);
-	kfree(comm->addrs);
 	kfree(comm);
 	atomic_dec(&collx_stats.comms);
 }
@@ -47,30 +65,6 @@ static void collx_comm_free(struct kref *ref)
 void collx_comm_put(struct collx_comm *comm)
 {
 	kref_put(&comm->ref, collx_comm_free);
-}
-
-/**
- * collx_comm_find() - the communicator an incoming connection is for
- * @key: its comm_key
- * @rank: the rank the connection wants
- *
- * Context: process context; takes the registry lock.
- * Return: the communicator with a reference held, or NULL.
- */
-struct collx_comm *collx_comm_find(u64 key, u32 rank)
-{
-	struct collx_comm *comm, *found = NULL;
-
-	mutex_lock(&collx_comm_registry_lock);
-	list_for_each_entry(comm, &collx_comm_registry, registry) {
-		if (comm->key == key && comm->rank == rank) {
-			kref_get(&comm->ref);
-			found = comm;
-			break;
-		}
-	}
-	mutex_unlock(&collx_comm_registry_lock);
-	return found;
 }
 
 /**
@@ -96,14 +90,14 @@ struct collx_comm *collx_comm_get_handle(struct collx_file *cf, u32 handle)
 /**
  * collx_comm_fail() - put a communicator in its error state
  * @comm: the communicator
- * @err: negative errno every pending op completes with
- * @rank: the peer to blame, or COLLX_RANK_NONE
+ * @b: the errno, whom to blame, phase and step
  *
- * The first failure wins.  The engine completes the ops and disconnects.
+ * The first failure wins.  The work item then completes the ops and tells
+ * the peers.
  *
- * Context: any (CQ and CM handlers, timers).
+ * Context: any.
  */
-void collx_comm_fail(struct collx_comm *comm, int err, u32 rank)
+void collx_comm_fail(struct collx_comm *comm, const struct collx_blame *b)
 {
 	unsigned long flags;
 	bool first = false;
@@ -112,8 +106,10 @@ void collx_comm_fail(struct collx_comm *comm, int err, u32 rank)
 	if (comm->state == COLLX_COMM_CONNECTING ||
 	    comm->state == COLLX_COMM_READY) {
 		comm->state = COLLX_COMM_ERROR;
-		comm->err = err;
-		comm->failed_rank = rank;
+		comm->err = b->err;
+		comm->failed_rank = b->rank;
+		comm->failed_phase = b->phase;
+		comm->failed_step = b->step;
 		first = true;
 	}
 	spin_unlock_irqrestore(&comm->elock, flags);
@@ -123,24 +119,286 @@ void collx_comm_fail(struct collx_comm *comm, int err, u32 rank)
 	queue_work(collx_wq, &comm->work);
 }
 
-/* Make @comm findable by incoming connections; its (key, rank) is unique. */
-static int collx_comm_register(struct collx_comm *comm)
+static void collx_comm_failure(struct collx_comm *comm, struct collx_blame *b)
 {
-	struct collx_comm *other;
-	int ret = 0;
+	spin_lock_irq(&comm->elock);
+	b->err = comm->err;
+	b->rank = comm->failed_rank;
+	b->phase = comm->failed_phase;
+	b->step = comm->failed_step;
+	spin_unlock_irq(&comm->elock);
+}
 
-	mutex_lock(&collx_comm_registry_lock);
-	list_for_each_entry(other, &collx_comm_registry, registry) {
-		if (other->key == comm->key && other->rank == comm->rank) {
-			ret = -EEXIST;
-			break;
-		}
-	}
-	if (!ret)
-		list_add_tail(&comm->registry, &collx_comm_registry);
-	mutex_unlock(&collx_comm_registry_lock);
+/* ---- the peer's upward calls --------------------------------------- */
+
+static void collx_comm_kick(struct collx_peer *peer)
+{
+	struct collx_comm *comm = peer->owner;
+
+	wake_up_all(&comm->connected);
+	queue_work(collx_wq, &comm->work);
+}
+
+static int collx_comm_bind(struct collx_peer *peer, struct ib_device *ibdev)
+{
+	struct collx_comm *comm = peer->owner;
+	struct collx_dev *dev = NULL;
+	int ret;
+
+	mutex_lock(&comm->peers_lock);
+	ret = collx_device_bind(&comm->dev_user, comm->dev, ibdev, &dev);
+	if (!ret && dev)
+		WRITE_ONCE(comm->dev, dev);
+	mutex_unlock(&comm->peers_lock);
 	return ret;
 }
+
+static const struct collx_peer_ops collx_comm_peer_ops = {
+	.kick = collx_comm_kick,
+	.bind = collx_comm_bind,
+};
+
+/**
+ * collx_comm_peer() - the connection to @rank, made if need be
+ * @comm: the communicator
+ * @rank: the peer, not this rank
+ * @want: start connecting it (the timeout runs from now)
+ *
+ * Context: process context.
+ * Return: the connection (it lives as long as the comm), or NULL if it
+ * cannot be made now (no memory, or the comm is being torn down).
+ */
+struct collx_peer *collx_comm_peer(struct collx_comm *comm, u32 rank,
+				   bool want)
+{
+	struct collx_peer *peer;
+
+	mutex_lock(&comm->peers_lock);
+	peer = comm->peers[rank];
+	if (!peer && !comm->closing) {
+		peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+		if (peer) {
+			collx_peer_init(peer, &collx_comm_peer_ops, comm,
+					&comm->params, rank);
+			/* Published whole: the engine reads it without a lock. */
+			smp_store_release(&comm->peers[rank], peer);
+		}
+	}
+	if (peer && comm->closing)
+		peer = NULL;
+	mutex_unlock(&comm->peers_lock);
+	if (peer && want)
+		collx_cm_want(peer);
+	return peer;
+}
+
+/**
+ * collx_comm_want_peers() - make sure an op's peers are there
+ * @comm: the communicator
+ * @op: a prepared op
+ *
+ * Context: process context.
+ * Return: 0 or -ENOMEM.
+ */
+int collx_comm_want_peers(struct collx_comm *comm, struct collx_op *op)
+{
+	u32 i;
+
+	for (i = 0; i < op->sched.n; i++) {
+		const struct collx_xfer *x = &op->sched.x[i];
+
+		if (x->kind != COLLX_XF_SEND && x->kind != COLLX_XF_RECV &&
+		    x->kind != COLLX_XF_RECV_REDUCE)
+			continue;
+		if (x->peer >= comm->params.nranks ||
+		    x->peer == comm->params.rank)
+			return -EINVAL;
+		if (!collx_comm_peer(comm, x->peer, true))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- cm.c's view: incoming connections ------------------------------ */
+
+static struct collx_peer *collx_comm_accept(struct collx_cm_entry *e, u32 rank)
+{
+	struct collx_comm *comm = container_of(e, struct collx_comm, cm);
+	struct collx_peer *peer;
+
+	if (READ_ONCE(comm->state) > COLLX_COMM_READY)
+		return NULL;
+	peer = collx_comm_peer(comm, rank, false);
+	if (peer)
+		kref_get(&comm->ref);
+	return peer;
+}
+
+static void collx_comm_entry_put(struct collx_cm_entry *e)
+{
+	collx_comm_put(container_of(e, struct collx_comm, cm));
+}
+
+/* ---- device.c's view ---------------------------------------------------- */
+
+static void collx_comm_dev_removed(struct collx_dev_user *user)
+{
+	struct collx_comm *comm = container_of(user, struct collx_comm,
+					       dev_user);
+
+	collx_comm_teardown(comm, -ENODEV);
+}
+
+static void collx_comm_dev_get(struct collx_dev_user *user)
+{
+	kref_get(&container_of(user, struct collx_comm, dev_user)->ref);
+}
+
+static void collx_comm_dev_put(struct collx_dev_user *user)
+{
+	collx_comm_put(container_of(user, struct collx_comm, dev_user));
+}
+
+/* ---- progress and failure ---------------------------------------------- */
+
+/* A failed peer with nothing in flight fails the comm, naming whom it names. */
+static int collx_comm_check_peers(struct collx_comm *comm,
+				  struct collx_blame *b)
+{
+	u32 i;
+	int err;
+
+	for (i = 0; i < comm->params.nranks; i++) {
+		struct collx_peer *peer = READ_ONCE(comm->peers[i]);
+
+		if (!peer)
+			continue;
+		err = collx_peer_failed(peer);
+		if (!err || (!peer->ever_ready && !peer->active))
+			continue;	/* a refused attempt: it may come back */
+		b->err = err;
+		b->phase = COLLX_PHASE_CONNECT;
+		b->step = 0;
+		collx_peer_blame(peer, b);
+		return err;
+	}
+	return 0;
+}
+
+/* Tell every peer why we failed, then hang up; bounded by one wait. */
+static void collx_comm_abort_peers(struct collx_comm *comm,
+				   const struct collx_blame *b)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(COLLX_ABORT_WAIT_MS);
+	u32 i, rank = b->rank;
+	bool *wait;
+
+	wait = kcalloc(comm->params.nranks, sizeof(*wait), GFP_KERNEL);
+	/* Nobody to blame (destroy, a local error): the peers blame us. */
+	if (rank == COLLX_RANK_NONE)
+		rank = comm->params.rank;
+	for (i = 0; i < comm->params.nranks; i++) {
+		struct collx_peer *peer = READ_ONCE(comm->peers[i]);
+
+		if (peer && wait)
+			wait[i] = collx_peer_abort(peer, b->err, rank,
+						   b->phase, b->step);
+	}
+	for (i = 0; i < comm->params.nranks; i++) {
+		struct collx_peer *peer = READ_ONCE(comm->peers[i]);
+
+		if (peer)
+			collx_peer_hangup(peer, wait && wait[i], deadline);
+	}
+	kfree(wait);
+}
+
+/**
+ * collx_comm_work() - run the engine; handle a failure
+ * @work: the comm's work
+ *
+ * Context: collx_wq.
+ */
+void collx_comm_work(struct work_struct *work)
+{
+	struct collx_comm *comm = container_of(work, struct collx_comm, work);
+	struct collx_blame b = {};
+	bool abort = false;
+	int ret;
+
+	mutex_lock(&comm->lock);
+	if (READ_ONCE(comm->state) == COLLX_COMM_READY) {
+		ret = collx_engine_progress(comm, &b);
+		if (ret > 0)
+			queue_work(collx_wq, &comm->work);	/* yield */
+		else if (ret < 0)
+			collx_comm_fail(comm, &b);
+		else if (!comm->run && list_empty(&comm->queue) &&
+			 collx_comm_check_peers(comm, &b))
+			collx_comm_fail(comm, &b);
+		if (!comm->run && list_empty(&comm->queue))
+			cancel_delayed_work(&comm->timeout_work);
+		else if (!delayed_work_pending(&comm->timeout_work))
+			mod_delayed_work(collx_wq, &comm->timeout_work,
+					 msecs_to_jiffies(comm->params.timeout_ms));
+	}
+	if (READ_ONCE(comm->state) == COLLX_COMM_ERROR && !comm->aborted) {
+		collx_comm_failure(comm, &b);
+		collx_engine_fail_all(comm, &b);
+		comm->aborted = true;
+		abort = true;
+	}
+	mutex_unlock(&comm->lock);
+
+	if (abort) {
+		pr_info("comm %u: rank %u failed: error %d, rank %d, phase %u step %u\n",
+			comm->id, comm->params.rank, b.err, (int)b.rank,
+			b.phase, b.step);
+		collx_comm_abort_peers(comm, &b);
+	}
+}
+
+/**
+ * collx_comm_timeout_work() - fail the running group if it stopped
+ * @work: the comm's timeout_work
+ *
+ * Names the peer the group waits for (collx_engine_waits_for()).
+ *
+ * Context: collx_wq.
+ */
+void collx_comm_timeout_work(struct work_struct *work)
+{
+	struct collx_comm *comm = container_of(to_delayed_work(work),
+					       struct collx_comm, timeout_work);
+	unsigned long limit = msecs_to_jiffies(comm->params.timeout_ms);
+	struct collx_blame b = {
+		.err = -ETIMEDOUT,
+		.rank = COLLX_RANK_NONE,
+	};
+	const char *why;
+	u32 idle;
+
+	mutex_lock(&comm->lock);
+	if (!comm->run || READ_ONCE(comm->state) != COLLX_COMM_READY) {
+		mutex_unlock(&comm->lock);
+		return;
+	}
+	if (time_before(jiffies, comm->progress_jiffies + limit)) {
+		mod_delayed_work(collx_wq, &comm->timeout_work,
+				 comm->progress_jiffies + limit - jiffies);
+		mutex_unlock(&comm->lock);
+		return;
+	}
+	why = collx_engine_waits_for(comm, &b);
+	b.err = -ETIMEDOUT;
+	idle = jiffies_to_msecs(jiffies - comm->progress_jiffies);
+	mutex_unlock(&comm->lock);
+	pr_warn("comm %u: no progress for %u ms; waiting for rank %d (%s)\n",
+		comm->id, idle, (int)b.rank, why ? why : "nothing");
+	collx_comm_fail(comm, &b);
+}
+
+/* ---- create ------------------------------------------------------------ */
 
 static int collx_comm_copy_addrs(struct collx_comm *comm,
 				 const struct collx_comm_create *cmd)
@@ -151,10 +409,11 @@ static int collx_comm_copy_addrs(struct collx_comm *comm,
 	u32 i;
 	int ret;
 
-	if (cmd->addr_size < sizeof(ra))
+	if (cmd->addr_size < sizeof(ra) || cmd->addr_size > COLLX_MAX_ADDR_SIZE)
 		return -EINVAL;
-	comm->addrs = kcalloc(cmd->nranks, sizeof(*comm->addrs), GFP_KERNEL);
-	if (!comm->addrs)
+	comm->params.addrs = kcalloc(cmd->nranks, sizeof(*comm->params.addrs),
+				     GFP_KERNEL_ACCOUNT);
+	if (!comm->params.addrs)
 		return -ENOMEM;
 	for (i = 0; i < cmd->nranks; i++) {
 		ret = copy_struct_from_user(&ra, sizeof(ra),
@@ -169,7 +428,7 @@ static int collx_comm_copy_addrs(struct collx_comm *comm,
 		if (ra.family != AF_INET ||
 		    collx_uapi_check_zero(ra.addr + 4, sizeof(ra.addr) - 4))
 			return -EINVAL;
-		sin = (struct sockaddr_in *)&comm->addrs[i];
+		sin = (struct sockaddr_in *)&comm->params.addrs[i];
 		sin->sin_family = AF_INET;
 		sin->sin_port = htons(ra.port ? ra.port : collx_listen_port);
 		memcpy(&sin->sin_addr.s_addr, ra.addr, 4);
@@ -177,79 +436,175 @@ static int collx_comm_copy_addrs(struct collx_comm *comm,
 	return 0;
 }
 
-static bool collx_peer_settled(struct collx_peer *peer)
+/* Mark @r wanted in @set, unless it is -1 or this rank. */
+static void collx_comm_add(unsigned long *set, u32 self, s32 r)
 {
-	enum collx_peer_state state = READ_ONCE(peer->state);
-
-	return state == COLLX_PEER_READY || state == COLLX_PEER_FAILED;
+	if (r >= 0 && (u32)r != self)
+		__set_bit(r, set);
 }
 
-/* Failed for a reason of its own (refused, unreachable), not a reset. */
-static bool collx_peer_refused(struct collx_peer *peer)
+/* The peers of the schedules most collectives use: connected at create. */
+static void collx_comm_default_peers(u32 n, u32 r, unsigned long *set)
 {
-	return READ_ONCE(peer->state) == COLLX_PEER_FAILED &&
-	       READ_ONCE(peer->err) != -ECONNRESET;
+	struct collx_tree_node t;
+	struct collx_rd_info rd;
+	u32 k, i;
+
+	collx_comm_add(set, r, collx_ring_next(n, r));
+	collx_comm_add(set, r, collx_ring_prev(n, r));
+	if (!collx_rd_info(n, r, &rd)) {
+		collx_comm_add(set, r, rd.fold_peer);
+		for (k = 0; k < rd.nsteps; k++)
+			collx_comm_add(set, r, collx_rd_peer(n, r, k));
+	}
+	for (k = 0; k < 2; k++) {
+		if (collx_dtree(n, r, k, &t))
+			continue;
+		collx_comm_add(set, r, t.parent);
+		for (i = 0; i < t.nchildren; i++)
+			collx_comm_add(set, r, t.child[i]);
+	}
 }
 
-static bool collx_comm_connect_done(struct collx_comm *comm)
+static bool collx_comm_connect_done(struct collx_comm *comm,
+				    const unsigned long *set)
 {
+	u32 r;
+
 	if (READ_ONCE(comm->state) != COLLX_COMM_CONNECTING)
 		return true;
-	if (collx_peer_refused(&comm->next) || collx_peer_refused(&comm->prev))
-		return true;
-	return collx_peer_settled(&comm->next) &&
-	       collx_peer_settled(&comm->prev);
+	for_each_set_bit(r, set, comm->params.nranks) {
+		struct collx_peer *peer = comm->peers[r];
+		enum collx_peer_state st = READ_ONCE(peer->state);
+
+		if (st == COLLX_PEER_FAILED && (peer->active || peer->ever_ready))
+			return true;
+		if (st != COLLX_PEER_READY)
+			return false;
+	}
+	return true;
 }
 
 /*
- * Wait for both connections.  On failure set the errno and the rank to
- * blame.  A neighbour that never connected is the answer to "who is
- * missing", so it is named before one whose connection was reset (which
- * may only have given up on the missing rank itself).
+ * Connect the default peers and wait for them.  On failure say why and
+ * whom to blame: a peer that never connected is the answer to "who is
+ * missing", so it is named before one whose connection was reset.
  */
-static int collx_comm_wait_connected(struct collx_comm *comm, u32 *rank)
+static int collx_comm_connect(struct collx_comm *comm, unsigned long *set,
+			      struct collx_blame *b)
 {
-	long left = msecs_to_jiffies(comm->timeout_ms);
-	struct collx_peer *peers[] = { &comm->next, &comm->prev };
-	unsigned int i;
+	long left = msecs_to_jiffies(comm->params.timeout_ms);
+	struct collx_peer *peer;
+	u32 r;
 
+	b->phase = COLLX_PHASE_CONNECT;
+	for_each_set_bit(r, set, comm->params.nranks) {
+		if (!collx_comm_peer(comm, r, true)) {
+			b->err = -ENOMEM;
+			return b->err;
+		}
+	}
 	left = wait_event_interruptible_timeout(comm->connected,
-						collx_comm_connect_done(comm),
+						collx_comm_connect_done(comm, set),
 						left);
 	if (left < 0) {
-		*rank = COLLX_RANK_NONE;
-		return -EINTR;
+		b->err = left;
+		return b->err;
 	}
-	if (comm->state == COLLX_COMM_ERROR) {
-		*rank = comm->failed_rank;
-		return comm->err;
+	if (READ_ONCE(comm->state) == COLLX_COMM_ERROR) {
+		collx_comm_failure(comm, b);
+		return b->err;
 	}
-	for (i = 0; i < ARRAY_SIZE(peers); i++) {
-		if (collx_peer_refused(peers[i])) {
-			*rank = peers[i]->rank;
-			return peers[i]->err;
+	for_each_set_bit(r, set, comm->params.nranks) {
+		peer = comm->peers[r];
+		if (READ_ONCE(peer->state) == COLLX_PEER_FAILED &&
+		    READ_ONCE(peer->err) != -ECONNRESET) {
+			b->rank = r;
+			b->err = READ_ONCE(peer->err);
+			return b->err;
 		}
 	}
-	for (i = 0; i < ARRAY_SIZE(peers); i++) {
-		if (!collx_peer_settled(peers[i])) {
-			*rank = peers[i]->rank;
-			return peers[i]->err == -EHOSTUNREACH ? -EHOSTUNREACH :
-								 -ETIMEDOUT;
+	for_each_set_bit(r, set, comm->params.nranks) {
+		peer = comm->peers[r];
+		if (READ_ONCE(peer->state) != COLLX_PEER_READY &&
+		    READ_ONCE(peer->state) != COLLX_PEER_FAILED) {
+			b->rank = r;
+			b->err = READ_ONCE(peer->err) == -EHOSTUNREACH ?
+				 -EHOSTUNREACH : -ETIMEDOUT;
+			return b->err;
 		}
 	}
-	for (i = 0; i < ARRAY_SIZE(peers); i++) {
-		if (READ_ONCE(peers[i]->state) == COLLX_PEER_FAILED) {
-			*rank = peers[i]->rank;
-			return -ECONNRESET;
+	for_each_set_bit(r, set, comm->params.nranks) {
+		peer = comm->peers[r];
+		if (READ_ONCE(peer->state) == COLLX_PEER_FAILED) {
+			b->err = -ECONNRESET;
+			collx_peer_blame(peer, b);
+			return b->err;
 		}
 	}
 	return 0;
 }
 
+static int collx_comm_init(struct collx_comm *comm,
+			   const struct collx_comm_create *cmd)
+{
+	struct collx_conn_params *p = &comm->params;
+	int ret;
+
+	kref_init(&comm->ref);
+	spin_lock_init(&comm->elock);
+	init_waitqueue_head(&comm->connected);
+	mutex_init(&comm->lock);
+	mutex_init(&comm->teardown_lock);
+	mutex_init(&comm->peers_lock);
+	INIT_LIST_HEAD(&comm->queue);
+	INIT_LIST_HEAD(&comm->held);
+	INIT_LIST_HEAD(&comm->dev_user.entry);
+	INIT_LIST_HEAD(&comm->cm.list);
+	INIT_WORK(&comm->work, collx_comm_work);
+	INIT_DELAYED_WORK(&comm->timeout_work, collx_comm_timeout_work);
+	comm->state = COLLX_COMM_CONNECTING;
+	comm->failed_rank = COLLX_RANK_NONE;
+	comm->dev_user.removed = collx_comm_dev_removed;
+	comm->dev_user.get = collx_comm_dev_get;
+	comm->dev_user.put = collx_comm_dev_put;
+	comm->cm.params = p;
+	comm->cm.accept = collx_comm_accept;
+	comm->cm.put = collx_comm_entry_put;
+
+	p->log_id = comm->id;
+	p->rank = cmd->rank;
+	p->nranks = cmd->nranks;
+	p->tos = cmd->tos;
+	p->timeout_ms = cmd->timeout_ms ? cmd->timeout_ms :
+			min(READ_ONCE(collx_comm_timeout_ms),
+			    COLLX_MAX_TIMEOUT_MS);
+	p->net = get_net(current->nsproxy->net_ns);
+	p->memlock_mm = current->mm;
+	mmgrab(p->memlock_mm);
+	p->memlock_limit = collx_memlock_limit();
+	memcpy(p->secret, cmd->secret, sizeof(p->secret));
+	p->shash = collx_auth_alloc(p->secret);
+	if (IS_ERR(p->shash)) {
+		ret = PTR_ERR(p->shash);
+		p->shash = NULL;
+		return ret;
+	}
+	ret = collx_auth_lookup(p->shash, cmd->comm_key, cmd->nranks,
+				&p->lookup);
+	if (ret)
+		return ret;
+	comm->peers = kvcalloc(cmd->nranks, sizeof(*comm->peers),
+			       GFP_KERNEL_ACCOUNT);
+	if (!comm->peers)
+		return -ENOMEM;
+	return collx_comm_copy_addrs(comm, cmd);
+}
+
 /**
  * collx_comm_create() - COLLX_IOC_COMM_CREATE
  * @cf: the file
- * @cmd: the request; comm_id and failed_rank are filled in
+ * @cmd: the request; comm_id, global_id and failed_rank are filled in
  *
  * Context: process context; sleeps until connected, failed, timed out or
  * interrupted.
@@ -257,20 +612,23 @@ static int collx_comm_wait_connected(struct collx_comm *comm, u32 *rank)
  */
 int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 {
+	struct collx_blame b = { .rank = COLLX_RANK_NONE };
+	unsigned long *set = NULL;
 	struct collx_comm *comm;
-	u32 rank = COLLX_RANK_NONE;
+	u32 handle;
 	int ret;
 
 	cmd->failed_rank = COLLX_RANK_NONE;
 	if (cmd->flags)
-		return -EINVAL;
+		return -EOPNOTSUPP;
 	ret = collx_uapi_check_ranks(cmd->rank, cmd->nranks, COLLX_MAX_RANKS);
 	if (ret)
 		return ret;
-	if (!cmd->comm_key || !cmd->addrs)
+	if (!cmd->comm_key || !cmd->addrs || cmd->tos > 255 ||
+	    cmd->timeout_ms > COLLX_MAX_TIMEOUT_MS)
 		return -EINVAL;
 
-	comm = kzalloc(sizeof(*comm), GFP_KERNEL);
+	comm = kzalloc(sizeof(*comm), GFP_KERNEL_ACCOUNT);
 	if (!comm)
 		return -ENOMEM;
 	ret = ida_alloc(&collx_comm_ida, GFP_KERNEL);
@@ -279,61 +637,40 @@ int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 		return ret;
 	}
 	comm->id = ret;
-	atomic_inc(&collx_stats.comms);
-	kref_init(&comm->ref);
 	comm->cf = cf;
-	comm->key = cmd->comm_key;
-	comm->rank = cmd->rank;
-	comm->nranks = cmd->nranks;
-	comm->timeout_ms = cmd->timeout_ms ? cmd->timeout_ms :
-			   READ_ONCE(collx_comm_timeout_ms);
-	comm->state = COLLX_COMM_CONNECTING;
-	comm->failed_rank = COLLX_RANK_NONE;
-	init_waitqueue_head(&comm->connected);
-	spin_lock_init(&comm->elock);
-	mutex_init(&comm->lock);
-	mutex_init(&comm->teardown_lock);
-	INIT_LIST_HEAD(&comm->ops);
-	INIT_LIST_HEAD(&comm->held);
-	INIT_LIST_HEAD(&comm->dev_entry);
-	INIT_LIST_HEAD(&comm->registry);
-	INIT_WORK(&comm->work, collx_engine_work);
-	INIT_DELAYED_WORK(&comm->timeout_work, collx_engine_timeout);
-	collx_peer_init(&comm->next, comm, (cmd->rank + 1) % cmd->nranks, true);
-	collx_peer_init(&comm->prev, comm,
-			(cmd->rank + cmd->nranks - 1) % cmd->nranks, false);
-
-	ret = collx_comm_copy_addrs(comm, cmd);
+	atomic_inc(&collx_stats.comms);
+	ret = collx_comm_init(comm, cmd);
 	if (ret)
 		goto out_put;
 
-	ret = xa_alloc(&cf->comms, &comm->handle, comm, xa_limit_31b,
-		       GFP_KERNEL);
+	ret = collx_obj_reserve(&cf->comms, &cf->ncomms, COLLX_MAX_COMMS_PER_FD,
+				&handle, NULL, -EMFILE);
 	if (ret)
 		goto out_put;
+	comm->handle = handle;
 
-	ret = collx_comm_register(comm);
-	if (ret)
-		goto out_erase;
-	collx_debugfs_comm_add(comm);
+	if (cmd->nranks > 1) {
+		ret = collx_cm_listen_get(comm->params.net);
+		if (ret)
+			goto out_abort;
+		comm->listening = true;
+		ret = collx_cm_register(&comm->cm);
+		if (ret)
+			goto out_abort;
+	}
+	comm->debugfs = collx_debugfs_comm_add(comm->id, comm, collx_comm_show);
 
-	if (comm->nranks > 1) {
-		comm->connect_deadline = jiffies +
-					 msecs_to_jiffies(comm->timeout_ms);
-		mutex_lock(&comm->next.mutex);
-		ret = collx_cm_connect(&comm->next);
-		mutex_unlock(&comm->next.mutex);
-		if (!ret)
-			ret = collx_comm_wait_connected(comm, &rank);
-		else
-			rank = comm->next.rank;
+	if (cmd->nranks > 1) {
+		set = bitmap_zalloc(cmd->nranks, GFP_KERNEL);
+		ret = -ENOMEM;
+		if (!set)
+			goto out_teardown;
+		collx_comm_default_peers(cmd->nranks, cmd->rank, set);
+		ret = collx_comm_connect(comm, set, &b);
 		if (ret) {
-			pr_info("comm %u: rank %u of %u could not connect: %d, rank %d (next %u %s after %u attempts, prev %u %s)\n",
-				comm->id, comm->rank, comm->nranks, ret,
-				(int)rank, comm->next.rank,
-				collx_peer_state_name(comm->next.state),
-				comm->next.attempts, comm->prev.rank,
-				collx_peer_state_name(comm->prev.state));
+			pr_info("comm %u: rank %u of %u could not connect: %d, rank %d\n",
+				comm->id, cmd->rank, cmd->nranks, ret,
+				(int)b.rank);
 			goto out_teardown;
 		}
 	}
@@ -343,25 +680,33 @@ int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 		comm->state = COLLX_COMM_READY;
 	else
 		ret = comm->err;
+	b.rank = comm->failed_rank;
 	spin_unlock_irq(&comm->elock);
-	if (ret) {
-		rank = comm->failed_rank;
+	if (ret)
 		goto out_teardown;
-	}
-	cmd->comm_id = comm->handle;
-	pr_debug("comm %u: rank %u of %u ready\n", comm->id, comm->rank,
-		 comm->nranks);
+	bitmap_free(set);
+
+	cmd->comm_id = handle;
+	cmd->global_id = comm->id;
+	kref_get(&comm->ref);	/* the table's */
+	collx_obj_finalize(&cf->comms, handle, comm);
+	/* Anything that arrived while connecting. */
+	queue_work(collx_wq, &comm->work);
+	collx_comm_put(comm);
 	return 0;
 
 out_teardown:
-	cmd->failed_rank = rank;
+	bitmap_free(set);
+	cmd->failed_rank = b.rank;
 	collx_comm_teardown(comm, ret);
-out_erase:
-	xa_erase(&cf->comms, comm->handle);
+out_abort:
+	collx_obj_abort(&cf->comms, &cf->ncomms, handle);
 out_put:
 	collx_comm_put(comm);
 	return ret;
 }
+
+/* ---- teardown -------------------------------------------------------------- */
 
 /**
  * collx_comm_teardown() - fail a communicator and release its RDMA side
@@ -375,28 +720,36 @@ out_put:
  */
 void collx_comm_teardown(struct collx_comm *comm, int err)
 {
+	struct collx_blame b = { .err = err, .rank = COLLX_RANK_NONE };
+	u32 i;
+
 	mutex_lock(&comm->teardown_lock);
-	if (comm->state == COLLX_COMM_DEAD) {
+	if (READ_ONCE(comm->state) == COLLX_COMM_DEAD) {
 		mutex_unlock(&comm->teardown_lock);
 		return;
 	}
+	collx_cm_unregister(&comm->cm);
+	collx_comm_fail(comm, &b);
+	/* Runs the failure path (ops completed, ABORTs, hang-ups) now. */
+	flush_work(&comm->work);
+	collx_comm_work(&comm->work);
 
-	mutex_lock(&collx_comm_registry_lock);
-	list_del_init(&comm->registry);
-	mutex_unlock(&collx_comm_registry_lock);
-
-	collx_comm_fail(comm, err, COLLX_RANK_NONE);
-	mutex_lock(&comm->lock);
-	collx_engine_fail_ops(comm, comm->err, comm->failed_rank);
-	mutex_unlock(&comm->lock);
-
-	collx_peer_release(&comm->next);
-	collx_peer_release(&comm->prev);
+	mutex_lock(&comm->peers_lock);
+	comm->closing = true;
+	mutex_unlock(&comm->peers_lock);
+	for (i = 0; i < comm->params.nranks; i++)
+		if (comm->peers[i])
+			collx_peer_release(comm->peers[i]);
+	/* The QPs are drained: what failed ops kept for the NIC can go. */
 	collx_op_release_held(comm);
 	cancel_delayed_work_sync(&comm->timeout_work);
 	cancel_work_sync(&comm->work);
-	collx_device_unbind(comm);
-	collx_debugfs_comm_remove(comm);
+	collx_device_unbind(&comm->dev_user);
+	mutex_lock(&comm->lock);
+	WRITE_ONCE(comm->dev, NULL);
+	mutex_unlock(&comm->lock);
+	collx_debugfs_comm_remove(comm->debugfs);
+	comm->debugfs = NULL;
 
 	spin_lock_irq(&comm->elock);
 	comm->state = COLLX_COMM_DEAD;
@@ -414,7 +767,8 @@ void collx_comm_teardown(struct collx_comm *comm, int err)
  */
 int collx_comm_destroy(struct collx_file *cf, u32 handle)
 {
-	struct collx_comm *comm = xa_erase(&cf->comms, handle);
+	struct collx_comm *comm = collx_obj_remove(&cf->comms, &cf->ncomms,
+						   handle);
 
 	if (!comm)
 		return -ENOENT;
@@ -436,4 +790,51 @@ void collx_comm_release_all(struct collx_file *cf)
 
 	xa_for_each(&cf->comms, handle, comm)
 		collx_comm_destroy(cf, handle);
+}
+
+/* ---- debugfs --------------------------------------------------------------- */
+
+static const char *collx_comm_state_name(enum collx_comm_state state)
+{
+	static const char * const names[] = {
+		[COLLX_COMM_CONNECTING] = "connecting",
+		[COLLX_COMM_READY] = "ready",
+		[COLLX_COMM_ERROR] = "error",
+		[COLLX_COMM_DEAD] = "dead",
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "?";
+}
+
+/**
+ * collx_comm_show() - /sys/kernel/debug/collx/<comm>/state
+ * @m: the seq_file
+ * @data: the comm
+ *
+ * Never shows the comm's key or secret.
+ *
+ * Context: process context; takes @comm->lock.
+ * Return: 0.
+ */
+int collx_comm_show(struct seq_file *m, void *data)
+{
+	struct collx_comm *comm = data;
+	u32 i;
+
+	mutex_lock(&comm->lock);
+	seq_printf(m, "comm %u rank %u/%u state %s timeout %u ms device %s tos %u\n",
+		   comm->id, comm->params.rank, comm->params.nranks,
+		   collx_comm_state_name(READ_ONCE(comm->state)),
+		   comm->params.timeout_ms, collx_device_name(comm->dev),
+		   comm->params.tos);
+	if (READ_ONCE(comm->state) == COLLX_COMM_ERROR)
+		seq_printf(m, "error %d, rank %d, phase %u step %u\n",
+			   comm->err, (int)comm->failed_rank,
+			   comm->failed_phase, comm->failed_step);
+	for (i = 0; i < comm->params.nranks; i++)
+		if (comm->peers[i])
+			collx_peer_describe(comm->peers[i], m);
+	collx_engine_describe(comm, m);
+	mutex_unlock(&comm->lock);
+	return 0;
 }

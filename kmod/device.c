@@ -3,10 +3,11 @@
  * collx: the RDMA device layer.
  *
  * An ib_client learns of every RDMA device, present at load time or added
- * later, and of its removal.  Each device the module serves gets a
- * struct collx_dev with a PD; communicators bind to the device their
- * connections resolved to.  Removal fails and tears down every comm bound
- * to the device (their ops complete with -ENODEV) before the PD goes.
+ * later, and of its removal.  Users (comms) bind to the device their
+ * connections resolved to; removal calls each user's removed() callback,
+ * which must release everything the user made on the device, before the
+ * client's remove returns.  Each connection has its own PD (peer.c), so
+ * the device layer keeps no verbs objects of its own.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,6 +19,7 @@
 #include "collx_loc.h"
 
 static LIST_HEAD(collx_devs);
+/* Protects collx_devs, each device's users and collx_nr_devs. */
 static DEFINE_MUTEX(collx_devs_lock);
 static u32 collx_nr_devs;
 
@@ -73,16 +75,7 @@ static int collx_ib_add(struct ib_device *ibdev)
 	if (!cdev)
 		return -ENOMEM;
 	cdev->ibdev = ibdev;
-	INIT_LIST_HEAD(&cdev->comms);
-	cdev->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(cdev->pd)) {
-		int ret = PTR_ERR(cdev->pd);
-
-		pr_err("%s: cannot allocate a PD: %d\n", dev_name(&ibdev->dev),
-		       ret);
-		kfree(cdev);
-		return ret;
-	}
+	INIT_LIST_HEAD(&cdev->users);
 
 	mutex_lock(&collx_devs_lock);
 	list_add_tail(&cdev->list, &collx_devs);
@@ -99,8 +92,8 @@ static int collx_ib_add(struct ib_device *ibdev)
 static void collx_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct collx_dev *cdev = client_data;
-	struct collx_comm *comm;
-	unsigned int ncomms = 0;
+	struct collx_dev_user *user;
+	unsigned int nusers = 0;
 
 	mutex_lock(&collx_devs_lock);
 	cdev->removed = true;
@@ -108,24 +101,30 @@ static void collx_ib_remove(struct ib_device *ibdev, void *client_data)
 	collx_nr_devs--;
 	mutex_unlock(&collx_devs_lock);
 
-	/* Teardown unbinds each comm, so take them one at a time. */
+	/* removed() unbinds the user, so take them one at a time. */
 	for (;;) {
 		mutex_lock(&collx_devs_lock);
-		comm = list_first_entry_or_null(&cdev->comms, struct collx_comm,
-						dev_entry);
-		if (comm)
-			kref_get(&comm->ref);
+		user = list_first_entry_or_null(&cdev->users,
+						struct collx_dev_user, entry);
+		if (user) {
+			list_del_init(&user->entry);
+			user->get(user);
+		}
 		mutex_unlock(&collx_devs_lock);
-		if (!comm)
+		if (!user)
 			break;
-		collx_comm_teardown(comm, -ENODEV);
-		collx_comm_put(comm);
-		ncomms++;
+		user->removed(user);
+		user->put(user);
+		nusers++;
 	}
 
-	ib_dealloc_pd(cdev->pd);
 	pr_info("%s: removed%s\n", dev_name(&ibdev->dev),
-		ncomms ? " (its communicators failed with ENODEV)" : "");
+		nusers ? " (its communicators failed with ENODEV)" : "");
+	/*
+	 * ib_get_client_data() no longer returns it: the core cleared it
+	 * before calling remove, and collx_device_bind() checks @removed
+	 * under the lock for a lookup that raced.
+	 */
 	kfree(cdev);
 }
 
@@ -152,30 +151,36 @@ u32 collx_device_count(void)
 }
 
 /**
- * collx_device_bind() - tie a communicator to the device of a connection
- * @comm: the communicator
+ * collx_device_bind() - tie a user to the device of a connection
+ * @user: the user
+ * @cur: the device it is bound to already, or NULL
  * @ibdev: the device its connection resolved to
+ * @dev: out: the device bound
  *
- * All of a communicator's connections must use one device (one PD).
+ * All of a comm's connections use one device.
  *
  * Context: process context; takes collx_devs_lock.
  * Return: 0, -ENODEV if collx does not serve @ibdev (or it is going
- * away), -EXDEV if @comm is already bound to another device.
+ * away), -EXDEV if the user is bound to another device.
  */
-int collx_device_bind(struct collx_comm *comm, struct ib_device *ibdev)
+int collx_device_bind(struct collx_dev_user *user, struct collx_dev *cur,
+		      struct ib_device *ibdev, struct collx_dev **dev)
 {
 	struct collx_dev *cdev;
 	int ret = 0;
 
 	mutex_lock(&collx_devs_lock);
-	cdev = ib_get_client_data(ibdev, &collx_ib_client);
-	if (!cdev || cdev->removed) {
+	cdev = NULL;
+	list_for_each_entry(cdev, &collx_devs, list)
+		if (cdev->ibdev == ibdev)
+			break;
+	if (list_entry_is_head(cdev, &collx_devs, list) || cdev->removed) {
 		ret = -ENODEV;
-	} else if (comm->dev && comm->dev != cdev) {
+	} else if (cur && cur != cdev) {
 		ret = -EXDEV;
-	} else if (!comm->dev) {
-		comm->dev = cdev;
-		list_add_tail(&comm->dev_entry, &cdev->comms);
+	} else if (!cur) {
+		list_add_tail(&user->entry, &cdev->users);
+		*dev = cdev;
 	}
 	mutex_unlock(&collx_devs_lock);
 	return ret;
@@ -183,18 +188,27 @@ int collx_device_bind(struct collx_comm *comm, struct ib_device *ibdev)
 
 /**
  * collx_device_unbind() - undo collx_device_bind()
- * @comm: the communicator, whose RDMA resources are already released
+ * @user: the user (bound or not)
  *
  * Context: process context; takes collx_devs_lock.
  */
-void collx_device_unbind(struct collx_comm *comm)
+void collx_device_unbind(struct collx_dev_user *user)
 {
 	mutex_lock(&collx_devs_lock);
-	if (comm->dev) {
-		list_del_init(&comm->dev_entry);
-		comm->dev = NULL;
-	}
+	list_del_init(&user->entry);
 	mutex_unlock(&collx_devs_lock);
+}
+
+/**
+ * collx_device_name() - a device's name, for messages
+ * @dev: the device, or NULL
+ *
+ * Context: any.
+ * Return: its name, or "-".
+ */
+const char *collx_device_name(const struct collx_dev *dev)
+{
+	return dev ? dev_name(&dev->ibdev->dev) : "-";
 }
 
 /**

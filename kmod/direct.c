@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * collx: zero copy for outputs inside a registration.
+ * collx: zero copy for buffers inside a registration.
  *
- * When an op's output lies in a registration (COLLX_IOC_MR_REG), its pages
- * are already pinned; at the op's start they are DMA-mapped on the comm's
- * device.  Then every chunk this rank sends is gathered by the NIC
- * straight from the output (no copy into a staging slot), and the output
- * is registered with FRWR for the predecessor, which writes the op's
- * all-gather chunks straight into it (peer.c: DEST).  Reduce-scatter
- * chunks still land in staging slots: they must be combined with what
- * the output holds, not overwrite it.
- *
- * A failed op's mapping is kept until its comm's connections are drained
- * (op.c), because the NIC may still be reading or writing those pages.
+ * When a collective's buffer lies in a registration, its pages are
+ * already pinned (or imported from a dma-buf); at the op's start they are
+ * DMA-mapped on the comm's device.  Then every chunk sent from it is
+ * gathered by the NIC straight from the buffer, and receive transfers
+ * into it may be written by the peer straight into it (dest.c).  A failed
+ * op's mapping is kept until its comm's connections are drained, because
+ * the NIC may still be reading or writing those pages.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,49 +16,56 @@
 
 #include "collx_loc.h"
 
-/**
- * collx_dmap_map() - DMA-map an op's registered output on a device
- * @op: the op, whose output lies in a registration
- * @ibdev: the comm's device
- *
- * Context: process context.
- * Return: 0 or -ENOMEM; on failure the op simply uses staging.
- */
-int collx_dmap_map(struct collx_op *op, struct ib_device *ibdev)
+static int collx_dmap_segs(struct collx_dmap *dm)
 {
-	struct collx_dmap *dm = &op->dmap;
-	struct collx_mr *mr = op->recv.mr;
-	unsigned long first, npages;
 	struct scatterlist *sg;
-	u64 pos, off = 0;
 	unsigned int i;
-	int ret;
+	u64 off = 0;
 
-	dm->bytes = op->count * op->esize;
-	pos = offset_in_page(mr->addr) + (op->recv.kva - mr->kva);
-	first = pos >> PAGE_SHIFT;
-	npages = DIV_ROUND_UP(offset_in_page(pos) + dm->bytes, PAGE_SIZE);
-	if (npages > UINT_MAX)
+	dm->segs = kvcalloc(dm->sgt.nents, sizeof(*dm->segs),
+			    GFP_KERNEL_ACCOUNT);
+	if (!dm->segs)
 		return -ENOMEM;
-	ret = sg_alloc_table_from_pages(&dm->sgt, mr->pages + first, npages,
-					offset_in_page(pos), dm->bytes,
-					GFP_KERNEL);
-	if (ret)
-		return ret;
-	ret = ib_dma_map_sgtable_attrs(ibdev, &dm->sgt, DMA_BIDIRECTIONAL, 0);
-	if (ret)
-		goto out_free;
-	dm->segs = kvcalloc(dm->sgt.nents, sizeof(*dm->segs), GFP_KERNEL);
-	if (!dm->segs) {
-		ret = -ENOMEM;
-		goto out_unmap;
-	}
 	for_each_sgtable_dma_sg(&dm->sgt, sg, i) {
 		dm->segs[i].off = off;
 		dm->segs[i].addr = sg_dma_address(sg);
 		off += sg_dma_len(sg);
 	}
 	dm->nsegs = dm->sgt.nents;
+	return 0;
+}
+
+/**
+ * collx_dmap_pages() - DMA-map a run of pages as a buffer
+ * @dm: out
+ * @ibdev: the device
+ * @pages: the pages holding the buffer
+ * @npages: how many
+ * @first: offset of the buffer's first byte in the first page
+ * @bytes: the buffer's length
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno.
+ */
+int collx_dmap_pages(struct collx_dmap *dm, struct ib_device *ibdev,
+		     struct page **pages, unsigned long npages,
+		     unsigned int first, u64 bytes)
+{
+	int ret;
+
+	if (npages > UINT_MAX)
+		return -ENOMEM;
+	ret = sg_alloc_table_from_pages(&dm->sgt, pages, npages, first, bytes,
+					GFP_KERNEL_ACCOUNT);
+	if (ret)
+		return ret;
+	ret = ib_dma_map_sgtable_attrs(ibdev, &dm->sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		goto out_free;
+	ret = collx_dmap_segs(dm);
+	if (ret)
+		goto out_unmap;
+	dm->bytes = bytes;
 	dm->ibdev = ibdev;
 	return 0;
 
@@ -71,6 +74,32 @@ out_unmap:
 out_free:
 	sg_free_table(&dm->sgt);
 	return ret;
+}
+
+/**
+ * collx_dmap_map() - DMA-map an op's registered buffer on a device
+ * @b: the buffer, lying in a registration
+ * @ibdev: the comm's device
+ *
+ * Context: process context.
+ * Return: 0, -EOPNOTSUPP if the buffer is not registered, or another
+ * negative errno; on failure the op simply uses staging.
+ */
+int collx_dmap_map(struct collx_buf *b, struct ib_device *ibdev)
+{
+	struct collx_mr *mr = b->mr;
+	unsigned long first, npages;
+	u64 pos;
+
+	if (!mr || !b->bytes)
+		return -EOPNOTSUPP;
+	pos = (b->kva - mr->kva) + (mr->dmabuf ? 0 : offset_in_page(mr->addr));
+	if (mr->dmabuf)
+		return collx_dmabuf_dmap(b, ibdev, pos);
+	first = pos >> PAGE_SHIFT;
+	npages = DIV_ROUND_UP(offset_in_page(pos) + b->bytes, PAGE_SIZE);
+	return collx_dmap_pages(&b->dmap, ibdev, mr->pages + first, npages,
+				offset_in_page(pos), b->bytes);
 }
 
 /**
@@ -89,8 +118,15 @@ void collx_dmap_unmap(struct collx_dmap *dm)
 	memset(dm, 0, sizeof(*dm));
 }
 
-/* Index of the segment that holds byte @off. */
-static unsigned int collx_dmap_find(const struct collx_dmap *dm, u64 off)
+/**
+ * collx_dmap_find() - index of the segment that holds byte @off
+ * @dm: the mapping
+ * @off: a byte within it
+ *
+ * Context: any.
+ * Return: the index.
+ */
+unsigned int collx_dmap_find(const struct collx_dmap *dm, u64 off)
 {
 	unsigned int lo = 0, hi = dm->nsegs, mid;
 
@@ -118,11 +154,11 @@ static u64 collx_dmap_piece(const struct collx_dmap *dm, unsigned int i,
 }
 
 /**
- * collx_dmap_sges() - the gather list of a byte range of the output
+ * collx_dmap_sges() - the gather list of a byte range of the buffer
  * @dm: the mapping
  * @off: first byte
- * @len: bytes, non-zero, within the output
- * @lkey: local key (the PD's local DMA key)
+ * @len: bytes, non-zero, within the buffer
+ * @lkey: local key (the connection PD's local DMA key)
  * @sge: out
  * @max: room in @sge
  *
@@ -146,11 +182,12 @@ u32 collx_dmap_sges(const struct collx_dmap *dm, u64 off, u32 len, u32 lkey,
 		sge[n].addr = addr;
 		sge[n].length = take;
 		sge[n].lkey = lkey;
-		ib_dma_sync_single_for_device(dm->ibdev, addr, take,
-					      DMA_BIDIRECTIONAL);
 		off += take;
 		len -= take;
 	}
+	for (i = 0; i < n; i++)
+		ib_dma_sync_single_for_device(dm->ibdev, sge[i].addr,
+					      sge[i].length, DMA_BIDIRECTIONAL);
 	return n;
 }
 
@@ -158,7 +195,7 @@ u32 collx_dmap_sges(const struct collx_dmap *dm, u64 off, u32 len, u32 lkey,
  * collx_dmap_sync_for_cpu() - the NIC wrote a byte range; the CPU reads it
  * @dm: the mapping
  * @off: first byte
- * @len: bytes within the output
+ * @len: bytes within the buffer
  *
  * Context: any.
  */

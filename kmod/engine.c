@@ -1,545 +1,907 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * collx: the engine, driving each comm's collectives from completions.
+ * collx: the engine, an executor of schedules (kmod/core/coll.h).
  *
- * Ring allreduce: reduce-scatter then all-gather, each of n - 1 steps
- * (kmod/core/sched.c says which chunk moves at each step).  Every chunk
- * is cut into slices of one staging slot; a "unit" is one slice of one
- * step, numbered step * nslices + slice, and every rank sends and receives
- * units in that order.  A unit can be sent once the unit it forwards (the
- * same slice one step earlier) has arrived and been reduced, and once the
- * successor has a free slot (a credit).  So slices of different steps
- * travel the ring at once: the pipeline.
+ * A comm runs one group of ops at a time (one op, or a SUBMIT_GROUP's).
+ * When a group starts, the transfers of all its ops are sorted into
+ * channels, one per peer: SENDs to the peer in order, RECVs from it in
+ * order; the k-th SEND to a peer meets the peer's k-th RECV from us.  Each
+ * transfer is cut into slices of one staging slot.  The engine then does
+ * whatever is ready, over and over, until nothing is:
  *
- * Chunks go through staging slots, or with zero copy (direct.c) straight
- * from and into registered outputs.
+ *  - a SEND slice goes once its dependencies are met and the peer has a
+ *    free slot (a credit): gathered by the NIC straight from a registered
+ *    buffer, or copied into a tx slot, and written with immediate data
+ *    naming (group, chunk) into the peer's rx slot, or into the peer's
+ *    output when it offered a DEST window for that transfer;
+ *  - a RECV slice is consumed in arrival order once its dependencies are
+ *    met: reduced or copied from the rx slot (or already in place), and
+ *    its slot credited back;
+ *  - COPY and SCALE slices run on the CPU.
  *
- * All engine state is touched only here, under comm->lock, from the
- * comm's work item; CQ handlers only count and kick it.  No user thread
- * and no syscall is needed for progress.
+ * Knowing nothing of algorithms, it keeps the pipeline the schedules ask
+ * for: a slice is forwarded as soon as it arrived.  It runs only in the
+ * comm's work item, under the comm's engine lock; CQ handlers count and
+ * kick it; no user thread or syscall is needed for progress.  It reports
+ * failure upward through its return value; comm.c decides.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/jiffies.h>
-#include <linux/seq_file.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
 
 #include "collx_loc.h"
 #include "core/reduce.h"
-#include "core/sched.h"
 #include "trace.h"
 #include "wire.h"
 
-/**
- * struct collx_unit - where one unit's elements are
- * @step: ring step
- * @slice: slice within the chunk
- * @phase: enum collx_phase
- * @reduce: reduce into the output (else copy)
- * @last_rs: the last reduce-scatter step: the chunk is now complete
- * @off: first element
- * @len: elements (0: nothing to move)
- */
-struct collx_unit {
-	u32 step;
-	u32 slice;
-	u32 phase;
-	bool reduce;
-	bool last_rs;
-	u64 off;
-	u64 len;
-};
+#define COLLX_COOKIE(op, x)	((u64)(op) << 32 | (x))
 
-static void collx_unit_get(const struct collx_op *op, u32 unit, bool send,
-			   struct collx_unit *u)
+static bool collx_xfer_remote(const struct collx_xfer *x)
 {
-	const struct collx_comm *comm = op->comm;
-	struct collx_ring_step st;
-	struct collx_range seg, sl;
-
-	u->step = unit / op->nslices;
-	u->slice = unit % op->nslices;
-	u->phase = u->step < comm->nranks - 1 ? COLLX_PHASE_REDUCE_SCATTER :
-						COLLX_PHASE_ALLGATHER;
-	u->last_rs = u->step == comm->nranks - 2;
-	u->off = 0;
-	u->len = 0;
-	if (collx_ring_step(COLLX_RING_ALLREDUCE, comm->nranks, comm->rank,
-			    u->step, &st))
-		return;
-	u->reduce = st.reduce;
-	if (collx_split(op->count, comm->nranks,
-			send ? st.send_chunk : st.recv_chunk, &seg))
-		return;
-	if (collx_slice(seg.len, op->slice_elems, u->slice, &sl))
-		return;
-	u->off = seg.off + sl.off;
-	u->len = sl.len;
-}
-
-/* The step and phase an op is stuck at, for its completion record. */
-static void collx_op_where(const struct collx_op *op, u32 *phase, u32 *step)
-{
-	struct collx_unit u;
-
-	if (!op->started || !op->units) {
-		*phase = COLLX_PHASE_NONE;
-		*step = 0;
-		return;
-	}
-	collx_unit_get(op, min(op->recvd, op->units - 1), false, &u);
-	*phase = u.phase;
-	*step = u.phase == COLLX_PHASE_REDUCE_SCATTER ? u.step :
-		u.step - (op->comm->nranks - 1);
-}
-
-static void collx_engine_start(struct collx_comm *comm, struct collx_op *op)
-{
-	u64 bytes = op->count * op->esize;
-	struct collx_range seg0;
-
-	op->started = true;
-	op->seq = comm->op_seq++;
-	op->cmpl.start_ns = ktime_get_ns();
-	if (!op->inplace)
-		memcpy(op->recv.kva, op->send.kva, bytes);
-	op->slice_elems = collx_slice_elems((u64)collx_slot_kib * 1024,
-					    op->esize);
-	collx_split(op->count, comm->nranks, 0, &seg0);
-	op->nslices = collx_nslices(seg0.len, op->slice_elems);
-	op->units = 2 * (comm->nranks - 1) * op->nslices;
-	if (op->recv.mr && comm->nranks > 1 &&
-	    !collx_dmap_map(op, comm->dev->ibdev))
-		op->dmap.placed = collx_peer_post_dest(&comm->prev, &op->dmap,
-						       op->seq) > 0;
-	comm->progress_jiffies = jiffies;
-	trace_op_start(comm->id, op->id, bytes);
-	mod_delayed_work(collx_wq, &comm->timeout_work,
-			 msecs_to_jiffies(comm->timeout_ms));
-}
-
-/* The error of a connection that failed, or 0. */
-static int collx_peer_failed(struct collx_peer *peer)
-{
-	int err = 0;
-
-	spin_lock_irq(&peer->lock);
-	if (peer->state == COLLX_PEER_FAILED)
-		err = peer->err ? peer->err : -ECONNRESET;
-	spin_unlock_irq(&peer->lock);
-	return err;
-}
-
-/*
- * The error of a predecessor that failed and whose receive queue has been
- * flushed, so every chunk it got through has been seen; else 0.
- */
-static int collx_peer_drained(struct collx_peer *peer)
-{
-	int err = 0;
-
-	spin_lock_irq(&peer->lock);
-	if (peer->state == COLLX_PEER_FAILED && peer->rq_flushed)
-		err = peer->err ? peer->err : -ECONNRESET;
-	spin_unlock_irq(&peer->lock);
-	return err;
-}
-
-/*
- * Consume the chunks that arrived from the predecessor, in order.  What
- * arrived before the predecessor went away is still good; only waiting
- * for more from it fails.
- */
-static int collx_engine_recv(struct collx_comm *comm, struct collx_op *op,
-			     u32 *blame)
-{
-	struct collx_peer *prev = &comm->prev;
-	u32 size = 2 * collx_nslots, slot;
-	struct collx_arrival arr;
-	struct collx_unit u;
-	void *src, *dst;
-	bool direct;
-	int ret;
-
-	while (op->recvd < op->units) {
-		collx_unit_get(op, op->recvd, false, &u);
-		if (!u.len) {
-			op->recvd++;
-			continue;
-		}
-		spin_lock_irq(&prev->lock);
-		if (prev->arr_head == prev->arr_tail) {
-			spin_unlock_irq(&prev->lock);
-			*blame = prev->rank;
-			return collx_peer_drained(prev);
-		}
-		arr = prev->arrivals[prev->arr_head % size];
-		prev->arr_head++;
-		spin_unlock_irq(&prev->lock);
-
-		slot = prev->consumed % collx_nslots;
-		direct = arr.imm & COLLX_WIRE_IMM_DIRECT;
-		/* Direct writes only into an output we offered, not in RS. */
-		if ((arr.imm & ~COLLX_WIRE_IMM_DIRECT) !=
-		    collx_wire_imm(op->seq, op->recvd) ||
-		    arr.bytes != u.len * op->esize ||
-		    (direct && (!op->dmap.placed || u.reduce))) {
-			pr_warn("comm %u: op %llu: rank %u sent chunk %#x of %u bytes, expected %#x of %llu\n",
-				comm->id, op->id, prev->rank, arr.imm,
-				arr.bytes, collx_wire_imm(op->seq, op->recvd),
-				u.len * op->esize);
-			*blame = prev->rank;
-			return -EPROTO;
-		}
-		src = prev->staging.kva + (size_t)slot * collx_slot_kib * 1024;
-		dst = op->recv.kva + u.off * op->esize;
-		if (direct) {
-			collx_dmap_sync_for_cpu(&op->dmap, u.off * op->esize,
-						arr.bytes);
-		} else if (u.reduce) {
-			ret = collx_reduce(dst, src, u.len, op->dtype,
-					   op->redop);
-			if (ret)
-				return ret;
-			if (u.last_rs && op->redop == COLLX_OP_AVG)
-				collx_reduce_scale_avg(dst, u.len, op->dtype,
-						       comm->nranks);
-		} else {
-			memcpy(dst, src, u.len * op->esize);
-		}
-		prev->consumed++;
-		/* A predecessor that is gone needs no credit back. */
-		ret = collx_peer_post_credit(prev, slot);
-		if (ret && !collx_peer_failed(prev)) {
-			*blame = prev->rank;
-			return -ECONNRESET;
-		}
-		trace_chunk_done(comm->id, op->id, prev->rank, u.phase, u.step,
-				 u.slice, arr.bytes);
-		op->recvd++;
-		comm->progress_jiffies = jiffies;
-		cond_resched();
-	}
-	return 0;
-}
-
-/* Send what the successor has room for and what is ready to go. */
-static int collx_engine_send(struct collx_comm *comm, struct collx_op *op,
-			     u32 *blame)
-{
-	u32 lkey = comm->dev->pd->local_dma_lkey;
-	struct ib_sge sge[COLLX_MAX_SGE], staged;
-	struct collx_peer *next = &comm->next;
-	u32 slot, bytes, nsge, rkey, imm;
-	struct collx_unit u;
-	bool zero_copy;
-	u64 off, raddr;
-	void *kva;
-	int ret;
-
-	while (op->sent < op->units) {
-		/* It forwards the unit one step back: has that arrived? */
-		if (op->sent >= op->nslices &&
-		    op->recvd <= op->sent - op->nslices)
-			return 0;
-		collx_unit_get(op, op->sent, true, &u);
-		if (!u.len) {
-			op->sent++;
-			continue;
-		}
-		*blame = next->rank;
-		spin_lock_irq(&next->lock);
-		if (!next->credits) {
-			spin_unlock_irq(&next->lock);
-			return collx_peer_failed(next);
-		}
-		next->credits--;
-		slot = next->posted % collx_nslots;
-		spin_unlock_irq(&next->lock);
-
-		bytes = u.len * op->esize;
-		off = u.off * op->esize;
-		imm = collx_wire_imm(op->seq, op->sent);
-		collx_peer_slot(next, slot, bytes, &kva, &staged, &raddr,
-				&rkey);
-		nsge = 0;
-		if (op->dmap.ibdev)
-			nsge = collx_dmap_sges(&op->dmap, off, bytes, lkey, sge,
-					       next->max_sge);
-		zero_copy = nsge;
-		if (!zero_copy) {
-			memcpy(kva, op->recv.kva + off, bytes);
-			sge[0] = staged;
-			nsge = 1;
-		}
-		/* All-gather data is final: it may overwrite the output. */
-		if (u.phase == COLLX_PHASE_ALLGATHER &&
-		    collx_peer_dest(next, op->seq, off, bytes, &raddr, &rkey))
-			imm |= COLLX_WIRE_IMM_DIRECT;
-		ret = collx_peer_post_write(next, sge, nsge, raddr, rkey, imm);
-		if (ret)
-			return collx_peer_failed(next) ? : -ECONNRESET;
-		atomic64_add(bytes, &collx_stats.bytes_written);
-		if (zero_copy)
-			atomic64_add(bytes, &collx_stats.bytes_zero_copy);
-		if (imm & COLLX_WIRE_IMM_DIRECT)
-			atomic64_add(bytes, &collx_stats.bytes_placed);
-		trace_chunk_post(comm->id, op->id, next->rank, u.phase, u.step,
-				 u.slice, bytes);
-		op->sent++;
-		comm->progress_jiffies = jiffies;
-	}
-	return 0;
-}
-
-/*
- * 1: every write completed; 0: some are in flight; <0: some were lost.
- * A successor that went away flushes what it did not acknowledge, so
- * every write completes one way or the other.
- */
-static int collx_engine_writes_done(struct collx_comm *comm)
-{
-	struct collx_peer *next = &comm->next;
-	int ret = 0;
-
-	spin_lock_irq(&next->lock);
-	if (next->write_done + next->write_errs == next->posted)
-		ret = next->write_errs ? -ECONNRESET : 1;
-	spin_unlock_irq(&next->lock);
-	return ret;
+	return x->kind == COLLX_XF_SEND || x->kind == COLLX_XF_RECV ||
+	       x->kind == COLLX_XF_RECV_REDUCE;
 }
 
 /**
- * collx_engine_fail_ops() - complete every pending op with an error
- * @comm: the failed communicator, with @comm->lock held
- * @err: negative errno
- * @rank: peer to blame, or COLLX_RANK_NONE
+ * collx_group_alloc() - a group of prepared ops
+ * @comm: their comm
+ * @ops: the ops, in order
+ * @nops: how many, at least 1
+ *
+ * Context: process context.
+ * Return: the group, or NULL.
+ */
+struct collx_group *collx_group_alloc(struct collx_comm *comm,
+				      struct collx_op **ops, u32 nops)
+{
+	struct collx_group *g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+
+	if (!g)
+		return NULL;
+	INIT_LIST_HEAD(&g->entry);
+	g->ops = kvmalloc_array(nops, sizeof(*g->ops), GFP_KERNEL_ACCOUNT);
+	g->chan_of = kvcalloc(comm->params.nranks, sizeof(*g->chan_of),
+			      GFP_KERNEL_ACCOUNT);
+	if (!g->ops || !g->chan_of) {
+		collx_group_free(g);
+		return NULL;
+	}
+	memcpy(g->ops, ops, nops * sizeof(*ops));
+	g->nops = nops;
+	g->left = nops;
+	return g;
+}
+
+/**
+ * collx_group_free() - free a group (not its ops)
+ * @g: the group
  *
  * Context: process context.
  */
-void collx_engine_fail_ops(struct collx_comm *comm, int err, u32 rank)
+void collx_group_free(struct collx_group *g)
 {
-	struct collx_op *op, *tmp;
-	u32 phase, step;
+	u32 i;
 
-	list_for_each_entry_safe(op, tmp, &comm->ops, entry) {
-		collx_op_where(op, &phase, &step);
-		trace_comm_error(comm->id, op->id, rank, phase, err);
-		collx_op_complete(op, err, rank, phase, step);
+	for (i = 0; g->chans && i < g->nchans; i++) {
+		kvfree(g->chans[i].tx);
+		kvfree(g->chans[i].rx);
 	}
-	comm->nops = 0;
-}
-
-static void collx_engine_progress(struct collx_comm *comm)
-{
-	u32 blame = COLLX_RANK_NONE;
-	struct collx_op *op;
-	int ret;
-
-	while ((op = list_first_entry_or_null(&comm->ops, struct collx_op,
-					      entry))) {
-		if (!op->started)
-			collx_engine_start(comm, op);
-		ret = collx_engine_recv(comm, op, &blame);
-		if (!ret)
-			ret = collx_engine_send(comm, op, &blame);
-		if (!ret)
-			ret = collx_engine_recv(comm, op, &blame);
-		if (!ret && op->recvd == op->units && op->sent == op->units) {
-			blame = comm->next.rank;
-			ret = collx_engine_writes_done(comm);
-			/* Our output is no longer the predecessor's target. */
-			if (ret == 1 && op->dmap.placed) {
-				blame = comm->prev.rank;
-				ret = collx_peer_dest_done(&comm->prev);
-			}
-			if (ret == 1) {
-				comm->nops--;
-				collx_op_complete(op, 0, COLLX_RANK_NONE,
-						  COLLX_PHASE_NONE, 0);
-				continue;
-			}
-		}
-		if (ret < 0)
-			collx_comm_fail(comm, ret, blame);
-		return;
-	}
-
-	/* Nothing in flight: a lost neighbour now fails the comm. */
-	cancel_delayed_work(&comm->timeout_work);
-	ret = collx_peer_failed(&comm->next);
-	if (ret) {
-		collx_comm_fail(comm, ret, comm->next.rank);
-		return;
-	}
-	ret = collx_peer_failed(&comm->prev);
-	if (ret)
-		collx_comm_fail(comm, ret, comm->prev.rank);
+	kvfree(g->chans);
+	kvfree(g->chan_of);
+	kvfree(g->ops);
+	kfree(g);
 }
 
 /**
- * collx_engine_work() - run a communicator's collectives as far as they go
- * @work: the comm's work
+ * collx_engine_queue() - queue a group behind the ones already there
+ * @comm: the comm, with @comm->lock held
+ * @g: the group; its ops are published
  *
- * Context: collx_wq.
+ * Context: process context.
  */
-void collx_engine_work(struct work_struct *work)
+void collx_engine_queue(struct collx_comm *comm, struct collx_group *g)
 {
-	struct collx_comm *comm = container_of(work, struct collx_comm, work);
-	enum collx_comm_state state;
+	lockdep_assert_held(&comm->lock);
+	list_add_tail(&g->entry, &comm->queue);
+	comm->nqueued += g->nops;
+	queue_work(collx_wq, &comm->work);
+}
 
-	mutex_lock(&comm->lock);
-	spin_lock_irq(&comm->elock);
-	state = comm->state;
-	spin_unlock_irq(&comm->elock);
-	if (state == COLLX_COMM_READY)
-		collx_engine_progress(comm);
-	spin_lock_irq(&comm->elock);
-	state = comm->state;
-	spin_unlock_irq(&comm->elock);
-	if (state == COLLX_COMM_ERROR && !list_empty(&comm->ops))
-		collx_engine_fail_ops(comm, comm->err, comm->failed_rank);
-	mutex_unlock(&comm->lock);
+/* Sort the group's transfers into channels, one per peer. */
+static int collx_group_channels(struct collx_comm *comm, struct collx_group *g)
+{
+	u32 i, j, n = 0;
 
-	if (state == COLLX_COMM_ERROR) {
-		/* Tell the neighbours now rather than at their timeout. */
-		collx_peer_disconnect(&comm->next);
-		collx_peer_disconnect(&comm->prev);
+	for (i = 0; i < g->nops; i++) {
+		struct collx_op *op = g->ops[i];
+
+		for (j = 0; j < op->sched.n; j++) {
+			const struct collx_xfer *x = &op->sched.x[j];
+
+			if (!collx_xfer_remote(x))
+				continue;
+			if (x->peer >= comm->params.nranks ||
+			    x->peer == comm->params.rank)
+				return -EINVAL;
+			if (!g->chan_of[x->peer])
+				g->chan_of[x->peer] = ++n;
+		}
 	}
+	g->chans = kvcalloc(max(n, 1U), sizeof(*g->chans), GFP_KERNEL);
+	if (!g->chans)
+		return -ENOMEM;
+	g->nchans = n;
+	/* Count, allocate, fill. */
+	for (i = 0; i < g->nops; i++) {
+		struct collx_op *op = g->ops[i];
+
+		for (j = 0; j < op->sched.n; j++) {
+			const struct collx_xfer *x = &op->sched.x[j];
+			struct collx_chan *c;
+
+			if (!collx_xfer_remote(x))
+				continue;
+			c = &g->chans[g->chan_of[x->peer] - 1];
+			c->rank = x->peer;
+			if (x->kind == COLLX_XF_SEND)
+				c->ntx++;
+			else
+				c->nrx++;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct collx_chan *c = &g->chans[i];
+
+		c->tx = kvcalloc(max(c->ntx, 1U), sizeof(*c->tx), GFP_KERNEL);
+		c->rx = kvcalloc(max(c->nrx, 1U), sizeof(*c->rx), GFP_KERNEL);
+		if (!c->tx || !c->rx)
+			return -ENOMEM;
+		c->peer = READ_ONCE(comm->peers[c->rank]);
+		if (!c->peer)
+			return -ENOMEM;
+		c->ntx = 0;
+		c->nrx = 0;
+	}
+	for (i = 0; i < g->nops; i++) {
+		struct collx_op *op = g->ops[i];
+
+		for (j = 0; j < op->sched.n; j++) {
+			const struct collx_xfer *x = &op->sched.x[j];
+			struct collx_chan *c;
+
+			if (!collx_xfer_remote(x))
+				continue;
+			c = &g->chans[g->chan_of[x->peer] - 1];
+			if (x->kind == COLLX_XF_SEND) {
+				op->xs[j].ordinal = c->ntx;
+				c->tx[c->ntx++] = COLLX_COOKIE(i, j);
+			} else {
+				op->xs[j].ordinal = c->nrx;
+				c->rx[c->nrx++] = COLLX_COOKIE(i, j);
+			}
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct collx_chan *c = &g->chans[i];
+
+		if (c->ntx)
+			c->tx_seq = c->peer->tx_seq++;
+		if (c->nrx)
+			c->rx_seq = c->peer->rx_seq++;
+	}
+	return 0;
+}
+
+/* Map the registered buffers of an op for the NIC: zero copy. */
+static void collx_op_map_direct(struct collx_comm *comm, struct collx_op *op)
+{
+	struct collx_dev *dev = READ_ONCE(comm->dev);
+	u32 i;
+
+	if (!dev)
+		return;
+	for (i = COLLX_BUF_IN; i <= COLLX_BUF_OUT; i++)
+		if (op->buf[i].mr)
+			collx_dmap_map(&op->buf[i], dev->ibdev);
+}
+
+static int collx_group_start(struct collx_comm *comm, struct collx_group *g)
+{
+	u32 i;
+	int ret;
+
+	g->seq = comm->groups++;
+	g->started = true;
+	ret = collx_group_channels(comm, g);
+	for (i = 0; i < g->nops; i++) {
+		struct collx_op *op = g->ops[i];
+
+		op->started = true;
+		op->cmpl.start_ns = ktime_get_ns();
+		comm->nqueued--;
+		if (!ret)
+			collx_op_map_direct(comm, op);
+		trace_op_start(comm->id, op->id, op->cmpl.bytes);
+	}
+	comm->progress_jiffies = jiffies;
+	return ret;
+}
+
+/* Has slice @slice of transfer @xi met its dependencies? */
+static bool collx_slice_ready(const struct collx_op *op, u32 xi, u32 slice)
+{
+	const struct collx_xfer *x = &op->sched.x[xi];
+	u32 k;
+
+	for (k = 0; k < x->ndeps; k++) {
+		const struct collx_xstate *d = &op->xs[x->deps[k]];
+
+		if (x->dep_sliced & BIT(k)) {
+			if (d->done <= slice)
+				return false;
+		} else if (d->done < d->nslices) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Elements of slice @i of transfer @x: its offset into the transfer. */
+static u64 collx_slice_len(const struct collx_op *op,
+			   const struct collx_xfer *x, u32 i, u64 *first)
+{
+	*first = (u64)i * op->slice;
+	if (*first >= x->count)
+		return 0;
+	return min(op->slice, x->count - *first);
+}
+
+static void collx_xfer_done(struct collx_op *op, u32 xi)
+{
+	struct collx_xstate *xs = &op->xs[xi];
+
+	if (++xs->done == xs->nslices)
+		op->left--;
+}
+
+static void *collx_buf_at(struct collx_op *op, u32 buf, u64 elem)
+{
+	return op->buf[buf].kva + elem * op->esize;
+}
+
+/* Run the ready slices of local transfers. */
+static bool collx_run_local(struct collx_comm *comm, struct collx_op *op,
+			    int *budget)
+{
+	bool progress = false;
+	u64 first, n;
+	u32 i;
+
+	for (i = 0; i < op->sched.n && *budget > 0; i++) {
+		const struct collx_xfer *x = &op->sched.x[i];
+		struct collx_xstate *xs = &op->xs[i];
+
+		if (x->kind != COLLX_XF_COPY && x->kind != COLLX_XF_SCALE)
+			continue;
+		while (xs->done < xs->nslices && *budget > 0 &&
+		       collx_slice_ready(op, i, xs->done)) {
+			n = collx_slice_len(op, x, xs->done, &first);
+			if (x->kind == COLLX_XF_COPY && n)
+				memcpy(collx_buf_at(op, x->dst, x->dst_off + first),
+				       collx_buf_at(op, x->src, x->src_off + first),
+				       n * op->esize);
+			else if (n)
+				collx_reduce_scale_avg(collx_buf_at(op, x->dst,
+							x->dst_off + first),
+						       n, op->dtype,
+						       comm->params.nranks);
+			collx_xfer_done(op, i);
+			progress = true;
+			(*budget)--;
+		}
+	}
+	return progress;
+}
+
+static void collx_blame(struct collx_blame *b, int err, u32 rank,
+			const struct collx_xfer *x)
+{
+	b->err = err;
+	b->rank = rank;
+	b->phase = x ? x->phase : COLLX_PHASE_NONE;
+	b->step = x ? x->step : 0;
+}
+
+/* A failure that a peer's state explains: name whom the peer names. */
+static void collx_blame_peer(struct collx_blame *b, int err,
+			     struct collx_chan *c, const struct collx_xfer *x)
+{
+	collx_blame(b, err, c->rank, x);
+	collx_peer_blame(c->peer, b);
+}
+
+/* Take completed writes; a failed one fails the group. */
+static int collx_reap_writes(struct collx_group *g, struct collx_chan *c,
+			     bool *progress, struct collx_blame *b)
+{
+	struct collx_op *op;
+	u64 cookie;
+	bool ok;
+	u32 x;
+
+	while (collx_peer_take_write(c->peer, &cookie, &ok)) {
+		op = g->ops[cookie >> 32];
+		x = (u32)cookie;
+		if (!ok) {
+			collx_blame_peer(b, collx_peer_failed(c->peer) ? :
+					 -ECONNRESET, c, &op->sched.x[x]);
+			return b->err;
+		}
+		collx_xfer_done(op, x);
+		*progress = true;
+	}
+	return 0;
+}
+
+/* Offer the peer a DEST window for RECV transfer @xi, once it is ready. */
+static int collx_maybe_offer(struct collx_op *op, u32 xi, struct collx_chan *c,
+			     u64 cookie)
+{
+	const struct collx_xfer *x = &op->sched.x[xi];
+	struct collx_xstate *xs = &op->xs[xi];
+	struct collx_buf *dst = &op->buf[x->dst];
+	int ret;
+
+	if (xs->dmr || xs->offered || x->kind != COLLX_XF_RECV || !x->count ||
+	    !dst->dmap.ibdev || !collx_slice_ready(op, xi, xs->nslices - 1))
+		return 0;
+	xs->offered = true;
+	ret = collx_dest_offer(c->peer, &dst->dmap, x->dst_off * op->esize,
+			       x->count * op->esize, c->rx_seq, xs->ordinal,
+			       cookie);
+	if (ret < 0)
+		return ret;
+	xs->dmr = ret;
+	return 0;
+}
+
+/* Consume what arrived from one peer, in order. */
+static int collx_recv_chan(struct collx_comm *comm, struct collx_group *g,
+			   struct collx_chan *c, bool *progress, int *budget,
+			   struct collx_blame *b)
+{
+	struct collx_peer *peer = c->peer;
+	struct collx_arrival arr;
+	u64 first, n, bytes;
+	void *src, *dst;
+	u32 slot, want;
+	int ret = 0;
+
+	while (c->rx_cur < c->nrx && *budget > 0) {
+		u64 cookie = c->rx[c->rx_cur];
+		struct collx_op *op = g->ops[cookie >> 32];
+		u32 xi = (u32)cookie;
+		const struct collx_xfer *x = &op->sched.x[xi];
+		struct collx_xstate *xs = &op->xs[xi];
+		bool direct;
+
+		if (xs->done == xs->nslices) {
+			c->rx_cur++;
+			continue;
+		}
+		if (collx_peer_ready(peer)) {
+			ret = collx_maybe_offer(op, xi, c, cookie);
+			if (ret) {
+				collx_blame(b, ret, c->rank, x);
+				break;
+			}
+		}
+		if (!collx_slice_ready(op, xi, xs->done))
+			break;
+		/* What arrived before a peer failed is still good. */
+		if (!collx_peer_take_arrival(peer, &arr, &slot)) {
+			ret = collx_peer_drained(peer);
+			if (ret)
+				collx_blame_peer(b, ret, c, x);
+			break;
+		}
+		n = collx_slice_len(op, x, xs->done, &first);
+		bytes = n * op->esize;
+		want = collx_wire_imm(c->rx_seq, c->rx_unit);
+		direct = arr.imm & COLLX_WIRE_IMM_DIRECT;
+		if ((arr.imm & ~COLLX_WIRE_IMM_DIRECT) != want ||
+		    arr.bytes != bytes || (direct && !xs->dmr)) {
+			pr_warn_ratelimited("comm %u: op %u: rank %u sent chunk %#x of %u bytes, expected %#x of %llu (ranks disagree on the collectives?)\n",
+					    comm->id, op->id, c->rank, arr.imm,
+					    arr.bytes, want, bytes);
+			collx_blame(b, -EPROTO, c->rank, x);
+			ret = -EPROTO;
+			break;
+		}
+		dst = collx_buf_at(op, x->dst, x->dst_off + first);
+		if (direct) {
+			collx_dmap_sync_for_cpu(&op->buf[x->dst].dmap,
+						(x->dst_off + first) * op->esize,
+						bytes);
+			op->mem |= COLLX_MEM_PLACED;
+		} else if (bytes) {
+			src = collx_staging_slot(&peer->rx, slot);
+			collx_staging_sync(peer->ibdev, &peer->rx, slot, bytes,
+					   false);
+			if (x->kind == COLLX_XF_RECV_REDUCE)
+				ret = collx_reduce(dst, src, n, op->dtype,
+						   op->redop);
+			else
+				memcpy(dst, src, bytes);
+			op->mem |= COLLX_MEM_STAGED;
+			if (ret) {
+				collx_blame(b, ret, COLLX_RANK_NONE, x);
+				break;
+			}
+		}
+		trace_chunk_done(comm->id, op->id, c->rank, x->phase, x->step,
+				 xs->done, bytes);
+		c->rx_unit++;
+		collx_xfer_done(op, xi);
+		if (xs->done == xs->nslices) {
+			c->rx_cur++;
+			/* No more writes into it: invalidate its window now. */
+			if (xs->dmr) {
+				ret = collx_dest_retire(peer, xs->dmr, cookie);
+				if (ret < 0) {
+					collx_blame(b, ret, c->rank, x);
+					break;
+				}
+				ret = 0;
+			}
+		}
+		*progress = true;
+		(*budget)--;
+		cond_resched();
+	}
+	/* A peer that is gone needs no credit back. */
+	if (collx_peer_post_credits(peer) && !ret && !collx_peer_failed(peer)) {
+		collx_blame(b, -ECONNRESET, c->rank, NULL);
+		ret = -ECONNRESET;
+	}
+	return ret;
+}
+
+/* Post one slice of SEND transfer @xi to @c's peer. */
+static int collx_send_slice(struct collx_comm *comm, struct collx_op *op,
+			    u32 opi, u32 xi, struct collx_chan *c, u32 slot)
+{
+	const struct collx_xfer *x = &op->sched.x[xi];
+	struct collx_xstate *xs = &op->xs[xi];
+	struct collx_peer *peer = c->peer;
+	struct collx_buf *src = &op->buf[x->src];
+	struct ib_sge sge[COLLX_MAX_SGE];
+	u64 first, n, bytes, off, raddr;
+	u32 nsge = 0, rkey, imm;
+	bool zero_copy = false;
+	void *kva;
+	int ret;
+
+	n = collx_slice_len(op, x, xs->posted, &first);
+	bytes = n * op->esize;
+	off = (x->src_off + first) * op->esize;
+	imm = collx_wire_imm(c->tx_seq, c->tx_unit);
+	raddr = peer->remote_iova + (u64)slot * collx_slot_bytes();
+	rkey = peer->remote_rkey;
+	if (bytes && src->dmap.ibdev) {
+		nsge = collx_dmap_sges(&src->dmap, off, bytes,
+				       peer->pd->local_dma_lkey, sge,
+				       peer->max_sge);
+		zero_copy = nsge;
+	}
+	if (bytes && !zero_copy) {
+		kva = collx_staging_slot(&peer->tx, slot);
+		memcpy(kva, src->kva + off, bytes);
+		collx_staging_sync(peer->ibdev, &peer->tx, slot, bytes, true);
+		sge[0].addr = peer->tx.mr->iova + (u64)slot * collx_slot_bytes();
+		sge[0].length = bytes;
+		sge[0].lkey = peer->tx.mr->lkey;
+		nsge = 1;
+	}
+	if (bytes && collx_dest_lookup(peer, c->tx_seq, xs->ordinal,
+				       first * op->esize, bytes, &raddr, &rkey))
+		imm |= COLLX_WIRE_IMM_DIRECT;
+	ret = collx_peer_post_write(peer, sge, nsge, raddr, rkey, imm,
+				    COLLX_COOKIE(opi, xi));
+	if (ret)
+		return ret;
+	atomic64_add(bytes, &collx_stats.bytes_written);
+	if (zero_copy) {
+		atomic64_add(bytes, &collx_stats.bytes_zero_copy);
+	} else if (bytes) {
+		op->mem |= COLLX_MEM_STAGED;
+	}
+	if (imm & COLLX_WIRE_IMM_DIRECT)
+		atomic64_add(bytes, &collx_stats.bytes_placed);
+	trace_chunk_post(comm->id, op->id, c->rank, x->phase, x->step,
+			 xs->posted, bytes);
+	xs->posted++;
+	c->tx_unit++;
+	return 0;
+}
+
+/* Send to one peer what is ready and what it has room for. */
+static int collx_send_chan(struct collx_comm *comm, struct collx_group *g,
+			   struct collx_chan *c, bool *progress, int *budget,
+			   struct collx_blame *b)
+{
+	int ret;
+
+	while (c->tx_cur < c->ntx && *budget > 0) {
+		u32 opi = c->tx[c->tx_cur] >> 32, xi = (u32)c->tx[c->tx_cur];
+		struct collx_op *op = g->ops[opi];
+		struct collx_xstate *xs = &op->xs[xi];
+		u32 slot;
+
+		if (xs->posted == xs->nslices) {
+			c->tx_cur++;
+			continue;
+		}
+		if (!collx_peer_ready(c->peer)) {
+			ret = collx_peer_failed(c->peer);
+			if (ret)
+				collx_blame_peer(b, ret, c, &op->sched.x[xi]);
+			return ret;
+		}
+		if (!collx_slice_ready(op, xi, xs->posted))
+			return 0;
+		if (!collx_peer_take_credit(c->peer, &slot))
+			return 0;
+		ret = collx_send_slice(comm, op, opi, xi, c, slot);
+		if (ret) {
+			ret = collx_peer_failed(c->peer) ? : -ECONNRESET;
+			collx_blame_peer(b, ret, c, &op->sched.x[xi]);
+			return ret;
+		}
+		*progress = true;
+		(*budget)--;
+	}
+	return 0;
 }
 
 /*
- * Who the running op waits for: the successor when a unit is ready to go
- * but it has given no credit back (it is not consuming), else the
- * predecessor while data is missing, else the successor (write acks).
+ * An op whose transfers are all complete ends once every DEST window
+ * offered for it is invalidated: 1 done, 0 not yet, <0 failed.
  */
-static u32 collx_engine_waits_for(struct collx_comm *comm,
-				  struct collx_op *op, bool *data)
+static int collx_op_finish(struct collx_group *g, u32 opi,
+			   struct collx_blame *b)
 {
-	struct collx_peer *next = &comm->next;
-	bool ready, starved;
+	struct collx_op *op = g->ops[opi];
+	int ret, all = 1;
+	u32 i;
 
-	ready = op->sent < op->units &&
-		(op->sent < op->nslices || op->recvd > op->sent - op->nslices);
-	spin_lock_irq(&next->lock);
-	starved = !next->credits;
-	spin_unlock_irq(&next->lock);
-	*data = !(ready && starved) && op->recvd < op->units;
-	return *data ? comm->prev.rank : next->rank;
+	for (i = 0; i < op->sched.n; i++) {
+		const struct collx_xfer *x = &op->sched.x[i];
+		struct collx_xstate *xs = &op->xs[i];
+		struct collx_chan *c;
+
+		if (!xs->dmr)
+			continue;
+		c = &g->chans[g->chan_of[x->peer] - 1];
+		ret = collx_dest_retire(c->peer, xs->dmr,
+					COLLX_COOKIE(opi, i));
+		if (ret < 0) {
+			collx_blame(b, ret, x->peer, x);
+			return ret;
+		}
+		if (ret == 1)
+			xs->dmr = 0;
+		else
+			all = 0;
+	}
+	return all;
+}
+
+/* Does anything of @op still need its buffers mapped for the NIC? */
+static bool collx_op_nic_busy(const struct collx_op *op)
+{
+	u32 i;
+
+	for (i = 0; i < op->sched.n; i++)
+		if (op->xs[i].dmr)
+			return true;
+	for (i = COLLX_BUF_IN; i <= COLLX_BUF_OUT; i++)
+		if (op->buf[i].dmap.ibdev)
+			return true;
+	return false;
+}
+
+/* One pass over the running group; true if anything moved. */
+static int collx_group_step(struct collx_comm *comm, struct collx_group *g,
+			    bool *progress, int *budget, struct collx_blame *b)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < g->nchans; i++) {
+		ret = collx_reap_writes(g, &g->chans[i], progress, b);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < g->nops; i++)
+		*progress |= collx_run_local(comm, g->ops[i], budget);
+	for (i = 0; i < g->nchans; i++) {
+		ret = collx_recv_chan(comm, g, &g->chans[i], progress, budget,
+				      b);
+		if (ret)
+			return ret;
+		ret = collx_send_chan(comm, g, &g->chans[i], progress, budget,
+				      b);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < g->nops; i++) {
+		struct collx_op *op = g->ops[i];
+
+		if (op->left || op->done)
+			continue;
+		ret = collx_op_finish(g, i, b);
+		if (ret < 0)
+			return ret;
+		if (ret == 1) {
+			collx_op_complete(op, 0, COLLX_RANK_NONE,
+					  COLLX_PHASE_NONE, 0, false);
+			g->left--;
+			*progress = true;
+		}
+	}
+	return 0;
 }
 
 /**
- * collx_engine_timeout() - fail the running op if it stopped progressing
- * @work: the comm's timeout_work
+ * collx_engine_progress() - run a comm's collectives as far as they go
+ * @comm: the comm, with @comm->lock held and in its READY state
+ * @b: out: on failure, the errno, the rank to blame, phase and step
  *
- * Blames the successor when the op has a unit to send and no credit for
- * it, else the predecessor when the op waits for data, else the successor
- * (its writes' completions).
- *
- * Context: collx_wq.
+ * Context: the comm's work item.
+ * Return: 0 when nothing more can move now, 1 if it stopped to yield the
+ * CPU (call again), or a negative errno: the comm must fail.
  */
-void collx_engine_timeout(struct work_struct *work)
+int collx_engine_progress(struct collx_comm *comm, struct collx_blame *b)
 {
-	struct collx_comm *comm = container_of(to_delayed_work(work),
-					       struct collx_comm, timeout_work);
-	unsigned long limit = msecs_to_jiffies(comm->timeout_ms);
-	struct collx_op *op;
-	bool data;
-	u32 rank;
+	int budget = COLLX_ENGINE_BUDGET, ret;
+	struct collx_group *g;
+	bool progress;
 
-	mutex_lock(&comm->lock);
-	op = list_first_entry_or_null(&comm->ops, struct collx_op, entry);
-	if (!op || !op->started || comm->state != COLLX_COMM_READY) {
-		mutex_unlock(&comm->lock);
-		return;
+	lockdep_assert_held(&comm->lock);
+	for (;;) {
+		g = comm->run;
+		if (!g) {
+			g = list_first_entry_or_null(&comm->queue,
+						     struct collx_group, entry);
+			if (!g)
+				return 0;
+			list_del_init(&g->entry);
+			comm->run = g;
+			ret = collx_group_start(comm, g);
+			if (ret) {
+				collx_blame(b, ret, COLLX_RANK_NONE, NULL);
+				return ret;
+			}
+		}
+		progress = false;
+		ret = collx_group_step(comm, g, &progress, &budget, b);
+		if (ret)
+			return ret;
+		if (progress)
+			comm->progress_jiffies = jiffies;
+		if (!g->left) {
+			comm->run = NULL;
+			collx_group_free(g);
+			continue;
+		}
+		if (budget <= 0)
+			return 1;
+		if (!progress)
+			return 0;
 	}
-	if (time_before(jiffies, comm->progress_jiffies + limit)) {
-		mod_delayed_work(collx_wq, &comm->timeout_work,
-				 comm->progress_jiffies + limit - jiffies);
-		mutex_unlock(&comm->lock);
-		return;
-	}
-	rank = collx_engine_waits_for(comm, op, &data);
-	mutex_unlock(&comm->lock);
-	pr_warn("comm %u: op %llu made no progress for %u ms; waiting for rank %u (%s)\n",
-		comm->id, op->id, comm->timeout_ms, rank,
-		data ? "data" : "credits/acks");
-	collx_comm_fail(comm, -ETIMEDOUT, rank);
 }
 
-static const char *collx_comm_state_name(enum collx_comm_state state)
+static void collx_fail_group(struct collx_comm *comm, struct collx_group *g,
+			     const struct collx_blame *b)
+{
+	u32 i;
+
+	for (i = 0; i < g->nops; i++) {
+		struct collx_op *op = g->ops[i];
+
+		if (op->done)
+			continue;	/* already complete */
+		trace_comm_error(comm->id, op->id, b->rank, b->phase, b->err);
+		collx_op_complete(op, b->err, b->rank, b->phase, b->step,
+				  collx_op_nic_busy(op));
+		if (!g->started)
+			comm->nqueued--;
+	}
+}
+
+/**
+ * collx_engine_fail_all() - complete every op of a failed comm
+ * @comm: the comm, with @comm->lock held
+ * @b: the failure every op reports
+ *
+ * Ops whose buffers the NIC may still touch keep them until the comm's
+ * connections are drained (collx_op_release_held()).
+ *
+ * Context: process context.
+ */
+void collx_engine_fail_all(struct collx_comm *comm, const struct collx_blame *b)
+{
+	struct collx_group *g, *tmp;
+
+	lockdep_assert_held(&comm->lock);
+	if (comm->run) {
+		collx_fail_group(comm, comm->run, b);
+		collx_group_free(comm->run);
+		comm->run = NULL;
+	}
+	list_for_each_entry_safe(g, tmp, &comm->queue, entry) {
+		list_del(&g->entry);
+		collx_fail_group(comm, g, b);
+		collx_group_free(g);
+	}
+}
+
+/**
+ * collx_engine_waits_for() - whom the running group waits for
+ * @comm: the comm, with @comm->lock held
+ * @b: out: the rank, and the phase and step of the transfer waiting
+ *
+ * A peer that gives no credit back while a slice is ready for it (it is
+ * not consuming) first; then one whose data is missing; then one not yet
+ * connected; then one whose acknowledgements are missing.
+ *
+ * Context: process context.
+ * Return: "credits", "data", "connection", "acks", or NULL if nothing
+ * waits on a peer.
+ */
+const char *collx_engine_waits_for(struct collx_comm *comm,
+				   struct collx_blame *b)
+{
+	static const char * const why[] = {
+		"credits", "data", "connection", "acks"
+	};
+	struct collx_group *g = comm->run;
+	int best = ARRAY_SIZE(why);
+	u32 i;
+
+	lockdep_assert_held(&comm->lock);
+	if (!g || !g->chans)
+		return NULL;
+	for (i = 0; i < g->nchans; i++) {
+		struct collx_chan *c = &g->chans[i];
+		int kind = -1;
+		u32 xi = 0;
+		struct collx_op *op = NULL;
+
+		if (c->tx_cur < c->ntx) {
+			op = g->ops[c->tx[c->tx_cur] >> 32];
+			xi = (u32)c->tx[c->tx_cur];
+			if (!collx_peer_ready(c->peer))
+				kind = 2;
+			else if (collx_slice_ready(op, xi, op->xs[xi].posted) &&
+				 !collx_peer_has_credit(c->peer))
+				kind = 0;
+		}
+		if (kind < 0 && c->rx_cur < c->nrx) {
+			op = g->ops[c->rx[c->rx_cur] >> 32];
+			xi = (u32)c->rx[c->rx_cur];
+			if (!collx_peer_ready(c->peer))
+				kind = 2;
+			else if (collx_slice_ready(op, xi, op->xs[xi].done) &&
+				 !collx_peer_has_arrival(c->peer))
+				kind = 1;
+		}
+		if (kind < 0 && c->ntx &&
+		    c->peer->tx_posted != c->peer->tx_reaped) {
+			kind = 3;
+			op = g->ops[c->tx[c->ntx - 1] >> 32];
+			xi = (u32)c->tx[c->ntx - 1];
+		}
+		if (kind >= 0 && kind < best && op) {
+			best = kind;
+			collx_blame(b, -ETIMEDOUT, c->rank, &op->sched.x[xi]);
+		}
+	}
+	return best < ARRAY_SIZE(why) ? why[best] : NULL;
+}
+
+static const char *collx_phase_str(u32 phase)
 {
 	static const char * const names[] = {
-		[COLLX_COMM_CONNECTING] = "connecting",
-		[COLLX_COMM_READY] = "ready",
-		[COLLX_COMM_ERROR] = "error",
-		[COLLX_COMM_DEAD] = "dead",
+		[COLLX_PHASE_NONE] = "none",
+		[COLLX_PHASE_CONNECT] = "connect",
+		[COLLX_PHASE_REDUCE_SCATTER] = "reduce-scatter",
+		[COLLX_PHASE_ALLGATHER] = "all-gather",
+		[COLLX_PHASE_REDUCE] = "reduce",
+		[COLLX_PHASE_BROADCAST] = "broadcast",
+		[COLLX_PHASE_EXCHANGE] = "exchange",
+		[COLLX_PHASE_ALLTOALL] = "alltoall",
+		[COLLX_PHASE_P2P] = "p2p",
 	};
 
-	return state < ARRAY_SIZE(names) ? names[state] : "?";
+	return phase < ARRAY_SIZE(names) ? names[phase] : "?";
 }
 
-static void collx_describe_peer(struct seq_file *m, struct collx_peer *peer)
+static const char * const collx_coll_names[] = {
+	[COLLX_COLL_ALLREDUCE] = "allreduce",
+	[COLLX_COLL_BROADCAST] = "broadcast",
+	[COLLX_COLL_REDUCE] = "reduce",
+	[COLLX_COLL_ALLGATHER] = "allgather",
+	[COLLX_COLL_REDUCE_SCATTER] = "reduce_scatter",
+	[COLLX_COLL_ALLTOALL] = "alltoall",
+	[COLLX_COLL_BARRIER] = "barrier",
+	[COLLX_COLL_SEND] = "send",
+	[COLLX_COLL_RECV] = "recv",
+};
+
+static const char * const collx_algo_names[] = {
+	[COLLX_ALGO_AUTO] = "auto",
+	[COLLX_ALGO_RING] = "ring",
+	[COLLX_ALGO_TREE] = "tree",
+	[COLLX_ALGO_RD] = "rd",
+	[COLLX_ALGO_PAIRWISE] = "pairwise",
+	[COLLX_ALGO_P2P] = "p2p",
+};
+
+static void collx_describe_op(struct seq_file *m, const struct collx_op *op)
 {
-	spin_lock_irq(&peer->lock);
-	if (peer->outgoing)
-		seq_printf(m, "next rank %u: %s, attempts %u, credits %u/%u, writes posted %llu done %llu\n",
-			   peer->rank, collx_peer_state_name(peer->state),
-			   peer->attempts, peer->credits, collx_nslots,
-			   peer->posted, peer->write_done);
-	else
-		seq_printf(m, "prev rank %u: %s, chunks arrived %llu consumed %llu\n",
-			   peer->rank, collx_peer_state_name(peer->state),
-			   peer->consumed + (peer->arr_tail - peer->arr_head),
-			   peer->consumed);
-	spin_unlock_irq(&peer->lock);
+	u32 i, sent = 0, recvd = 0, nsend = 0, nrecv = 0;
+
+	for (i = 0; i < op->sched.n; i++) {
+		if (op->sched.x[i].kind == COLLX_XF_SEND) {
+			nsend += op->xs[i].nslices;
+			sent += op->xs[i].posted;
+		} else if (collx_xfer_remote(&op->sched.x[i])) {
+			nrecv += op->xs[i].nslices;
+			recvd += op->xs[i].done;
+		}
+	}
+	seq_printf(m, "op %u %s algo %s dtype %u redop %u count %llu memory %s%s%s%s: slices sent %u/%u received %u/%u, transfers left %u/%u\n",
+		   op->id, collx_coll_names[op->coll],
+		   collx_algo_names[op->algo], op->dtype, op->redop, op->count,
+		   op->mem & COLLX_MEM_DMABUF ? "dma-buf " : "",
+		   op->mem & COLLX_MEM_ZERO_COPY ? "zero-copy" : "",
+		   op->mem & COLLX_MEM_PLACED ? "+placed" : "",
+		   op->mem & COLLX_MEM_ZERO_COPY ? "" : "staged",
+		   sent, nsend, recvd, nrecv, op->left, op->sched.n);
 }
 
 /**
- * collx_engine_describe() - the debugfs view of a communicator
- * @comm: the communicator
+ * collx_engine_describe() - the engine's part of a comm's debugfs view
+ * @comm: the comm, with @comm->lock held
  * @m: where to print
  *
- * For the running op: how far it got per peer and which peer it waits
- * for, the answer to "which rank is stuck".
+ * For the running group: how far each op got and which peer it waits for,
+ * the answer to "which rank is stuck".
  *
- * Context: process context; takes @comm->lock.
+ * Context: process context.
  */
 void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
 {
-	u32 phase, step, idle_ms, rank;
-	struct collx_op *op;
-	bool data;
+	struct collx_blame b = {};
+	const char *why;
+	u32 i;
 
-	mutex_lock(&comm->lock);
-	seq_printf(m, "comm %u key %#llx rank %u/%u state %s timeout %u ms device %s\n",
-		   comm->id, comm->key, comm->rank, comm->nranks,
-		   collx_comm_state_name(comm->state), comm->timeout_ms,
-		   comm->dev ? dev_name(&comm->dev->ibdev->dev) : "-");
-	if (comm->state == COLLX_COMM_ERROR)
-		seq_printf(m, "error %d, rank %d\n", comm->err,
-			   (int)comm->failed_rank);
-	if (comm->nranks > 1) {
-		collx_describe_peer(m, &comm->next);
-		collx_describe_peer(m, &comm->prev);
-	}
-	seq_printf(m, "ops started %llu, queued %u\n", comm->op_seq,
-		   comm->nops);
-	idle_ms = jiffies_to_msecs(jiffies - comm->progress_jiffies);
-	list_for_each_entry(op, &comm->ops, entry) {
-		if (!op->started)
-			continue;
-		collx_op_where(op, &phase, &step);
-		seq_printf(m, "op %llu allreduce dtype %u redop %u count %llu memory %s: %s step %u, units sent %u/%u received %u/%u, ",
-			   op->id, op->dtype, op->redop, op->count,
-			   op->dmap.placed ? "zero-copy+placed" :
-			   op->dmap.ibdev ? "zero-copy" : "staged",
-			   phase == COLLX_PHASE_REDUCE_SCATTER ?
-			   "reduce-scatter" : "all-gather", step,
-			   op->sent, op->units, op->recvd, op->units);
-		rank = collx_engine_waits_for(comm, op, &data);
-		seq_printf(m, "waiting for rank %u (%s) since %u ms\n", rank,
-			   data ? "data" : "credits/acks", idle_ms);
-	}
-	mutex_unlock(&comm->lock);
+	lockdep_assert_held(&comm->lock);
+	seq_printf(m, "groups started %llu, ops queued %u\n", comm->groups,
+		   comm->nqueued);
+	if (!comm->run)
+		return;
+	for (i = 0; i < comm->run->nops; i++)
+		if (comm->run->ops[i]->started)
+			collx_describe_op(m, comm->run->ops[i]);
+	why = collx_engine_waits_for(comm, &b);
+	if (why)
+		seq_printf(m, "waiting for rank %u (%s) in %s step %u since %u ms\n",
+			   b.rank, why, collx_phase_str(b.phase), b.step,
+			   jiffies_to_msecs(jiffies - comm->progress_jiffies));
 }

@@ -12,6 +12,8 @@
 #include <linux/moduleparam.h>
 #include <linux/workqueue.h>
 
+#include <net/net_namespace.h>
+
 #include "collx_loc.h"
 
 unsigned short collx_listen_port = 18888;
@@ -37,9 +39,12 @@ static int __init collx_init(void)
 {
 	int ret;
 
-	if (!collx_slot_kib || collx_slot_kib > 1024 || !collx_nslots ||
-	    collx_nslots > 64 || collx_slot_kib * collx_nslots > 4096) {
-		pr_err("slot_kib must be 1..1024, nslots 1..64, their product at most 4096\n");
+	if (!collx_slot_kib || collx_slot_kib > COLLX_SLOT_KIB_MAX ||
+	    !collx_nslots || collx_nslots > COLLX_NSLOTS_MAX ||
+	    collx_slot_kib * collx_nslots > COLLX_STAGING_KIB_MAX) {
+		pr_err("slot_kib must be 1..%u, nslots 1..%u, their product at most %u\n",
+		       COLLX_SLOT_KIB_MAX, COLLX_NSLOTS_MAX,
+		       COLLX_STAGING_KIB_MAX);
 		return -EINVAL;
 	}
 
@@ -52,7 +57,8 @@ static int __init collx_init(void)
 	if (ret)
 		goto out_debugfs;
 
-	ret = collx_cm_listen();
+	/* The initial namespace listens from load on, as before. */
+	ret = collx_cm_listen_get(&init_net);
 	if (ret)
 		goto out_device_exit;
 
@@ -64,7 +70,7 @@ static int __init collx_init(void)
 	return 0;
 
 out_cm_stop:
-	collx_cm_stop();
+	collx_cm_listen_put(&init_net);
 out_device_exit:
 	collx_device_exit();
 out_debugfs:
@@ -76,7 +82,7 @@ out_debugfs:
 static void __exit collx_exit(void)
 {
 	collx_chardev_exit();
-	collx_cm_stop();
+	collx_cm_listen_put(&init_net);
 	collx_device_exit();
 	collx_debugfs_exit();
 	destroy_workqueue(collx_wq);

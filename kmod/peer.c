@@ -1,31 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * collx: one RC connection to a neighbour rank.
+ * collx: one RC connection to one rank, its life from set-up to release.
  *
- * Each connection has a staging area of collx_nslots slots registered with
- * fast registration (FRWR): on the outgoing side chunks are copied there
- * and RDMA-written, with immediate data, into the neighbour's staging
- * area; on the incoming side the neighbour writes into it.  Flow control
- * is by credits: the receiver returns a slot with a zero-length SEND
- * carrying the slot number once it has consumed the chunk.  Once the RC
- * connection is up, the incoming side registers its area and SENDs a
- * READY message with the address and rkey.
+ * A connection is used both ways: each side has an rx staging area the
+ * other writes into and a tx area it copies into before writing, its own
+ * PD (so an rkey of one connection is worthless on every other), one CQ
+ * from the device's pool and a small control area.  The lower rank
+ * connects (cm.c); the handshake then proves, both ways, that each side
+ * knows the comm's secret before either side's staging accepts a write:
  *
- * Zero copy (direct.c): a write may instead gather from the sender's
- * registered output, and an all-gather write may land straight in the
- * receiver's registered output, which the incoming side registers per op
- * (FRWR, in overlapping windows as large as the device's registrations)
- * and announces with a DEST message per window; the op's end invalidates
- * them.
+ *   active                                 passive
+ *     REQ  {lookup, ranks, nonce_a}  ───►  checks address and lookup
+ *     ◄───  REP {nonce_p, proof_p}          (proof over both nonces)
+ *   checks proof_p, registers rx,
+ *     READY {rkey, proof_a}          ───►  checks proof_a, registers rx
+ *     ◄───  READY {rkey}
  *
- * CQ and CM handlers never sleep on the engine: they update counters under
- * @peer->lock and kick the comm's work.
+ * The peer reports upward only through its ops table (kick, bind); it
+ * never sees the comm.  An ABORT from the peer is kept with the peer
+ * (collx_peer_blame()), so a failure it causes names whom it named.  Posting and completions are in xfer.c, DEST
+ * windows in dest.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/jiffies.h>
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 
 #include "collx_loc.h"
 #include "wire.h"
@@ -49,9 +50,7 @@ const char *collx_peer_state_name(enum collx_peer_state state)
  * @state: its new state
  * @err: the error for COLLX_PEER_FAILED (kept if one is already recorded)
  *
- * Wakes COLLX_IOC_COMM_CREATE, which waits for the comm's connections.
- *
- * Context: any; takes @peer->lock.
+ * Context: any; takes @peer->lock; kicks the owner.
  */
 void collx_peer_set_state(struct collx_peer *peer, enum collx_peer_state state,
 			  int err)
@@ -59,193 +58,135 @@ void collx_peer_set_state(struct collx_peer *peer, enum collx_peer_state state,
 	unsigned long flags;
 
 	spin_lock_irqsave(&peer->lock, flags);
+	if (peer->state != state)
+		peer->since = jiffies;
 	peer->state = state;
 	if (state == COLLX_PEER_READY)
 		peer->err = 0;
 	else if (err && !peer->err)
 		peer->err = err;
 	spin_unlock_irqrestore(&peer->lock, flags);
-	wake_up_all(&peer->comm->connected);
+	peer->ops->kick(peer);
 }
 
 /**
- * collx_peer_broken() - a ready connection stopped working
+ * collx_peer_broken() - a connection stopped working
  * @peer: the connection
  * @err: why (negative errno)
  *
- * Marks it failed and lets the engine decide: an op that no longer needs
- * this neighbour (it already holds all its data, or only sends elsewhere)
- * still completes; the comm fails when an op waits for the neighbour, or
- * when nothing is left in flight.  Before the connection is ready the
- * rdma_cm events decide (a refused attempt flushes its QP: not an error).
+ * Marks it failed unless it is being closed or drained on purpose (then
+ * flushed completions are expected).  The owner decides what that means
+ * for its collectives: what already arrived is still good.
  *
  * Context: any (CQ and CM handlers).
  */
 void collx_peer_broken(struct collx_peer *peer, int err)
 {
 	unsigned long flags;
-	bool ready;
+	bool changed;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	ready = !peer->closing && !peer->draining &&
-		peer->state == COLLX_PEER_READY;
-	if (ready) {
+	changed = !peer->closing && !peer->draining &&
+		  peer->state != COLLX_PEER_FAILED;
+	if (changed) {
 		peer->state = COLLX_PEER_FAILED;
+		peer->since = jiffies;
 		if (!peer->err)
 			peer->err = err;
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
-	if (!ready)
-		return;
-	wake_up_all(&peer->comm->connected);
-	queue_work(collx_wq, &peer->comm->work);
-}
-
-/* Control buffers: one per receive, then READY's, then one DEST per window. */
-static size_t collx_peer_ctrl_bytes(const struct collx_peer *peer)
-{
-	return (size_t)(peer->nrecv + 1 + COLLX_DEST_WINDOWS) * COLLX_CTRL_SIZE;
-}
-
-/*
- * A signalled SEND of the first @len bytes of control buffer @idx, which
- * the caller has filled: hands the buffer to the device.
- */
-static void collx_peer_ctrl_send(struct collx_peer *peer, u32 idx, u32 len,
-				 struct ib_sge *sge, struct ib_send_wr *wr)
-{
-	u64 off = (u64)idx * COLLX_CTRL_SIZE;
-
-	*sge = (struct ib_sge) {
-		.addr = peer->ctrl_dma + off,
-		.length = len,
-		.lkey = peer->comm->dev->pd->local_dma_lkey,
-	};
-	*wr = (struct ib_send_wr) {
-		.opcode = IB_WR_SEND,
-		.wr_cqe = &peer->send_cqe,
-		.send_flags = IB_SEND_SIGNALED,
-		.sg_list = sge,
-		.num_sge = 1,
-	};
-	ib_dma_sync_single_for_device(peer->comm->dev->ibdev, sge->addr,
-				      COLLX_CTRL_SIZE, DMA_BIDIRECTIONAL);
-}
-
-/* A work request completed in error: say so unless it was flushed. */
-static void collx_peer_wc_error(struct collx_peer *peer, struct ib_wc *wc,
-				const char *what)
-{
-	if (wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_warn("comm %u: %s rank %u failed: %s\n", peer->comm->id,
-			what, peer->rank, ib_wc_status_msg(wc->status));
-	collx_peer_broken(peer, -ECONNRESET);
-}
-
-static int collx_peer_post_recv(struct collx_peer *peer, u32 idx)
-{
-	struct ib_sge sge = {
-		.addr = peer->ctrl_dma + (u64)idx * COLLX_CTRL_SIZE,
-		.length = COLLX_CTRL_SIZE,
-		.lkey = peer->comm->dev->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe = &peer->recvs[idx].cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
-
-	return ib_post_recv(peer->qp, &wr, NULL);
-}
-
-static void collx_peer_recv_ready(struct collx_peer *peer,
-				  const struct collx_wire_ready *msg, u32 len)
-{
-	unsigned long flags;
-
-	if (len < sizeof(*msg) || be32_to_cpu(msg->nslots) != collx_nslots ||
-	    be32_to_cpu(msg->slot_bytes) != collx_slot_kib * 1024) {
-		pr_warn("comm %u: rank %u sent a READY this module does not understand (slot_kib and nslots must match on every node)\n",
-			peer->comm->id, peer->rank);
-		collx_peer_set_state(peer, COLLX_PEER_FAILED, -EPROTO);
-		return;
-	}
-	spin_lock_irqsave(&peer->lock, flags);
-	peer->remote_iova = be64_to_cpu(msg->iova);
-	peer->remote_rkey = be32_to_cpu(msg->rkey);
-	peer->credits = collx_nslots;
-	spin_unlock_irqrestore(&peer->lock, flags);
-	collx_peer_handshake(peer, false, true);
-}
-
-static void collx_peer_recv_dest(struct collx_peer *peer,
-				 const struct collx_wire_dest *msg, u32 len)
-{
-	struct collx_dest_win *win;
-	struct collx_dest *dest;
-	unsigned long flags;
-	u32 k;
-	u64 seq;
-
-	k = len < sizeof(*msg) ? COLLX_DEST_WINDOWS : be32_to_cpu(msg->window);
-	if (k >= COLLX_DEST_WINDOWS || !msg->stride) {
-		collx_peer_broken(peer, -EPROTO);
-		return;
-	}
-	seq = be64_to_cpu(msg->seq);
-	spin_lock_irqsave(&peer->lock, flags);
-	dest = &peer->dest[seq & 1];
-	if (dest->seq != seq || !dest->stride) {
-		/* The first window of a new op: forget the op before last. */
-		memset(dest, 0, sizeof(*dest));
-		dest->seq = seq;
-	}
-	dest->stride = be64_to_cpu(msg->stride);
-	win = &dest->win[k];
-	win->start = be64_to_cpu(msg->start);
-	win->len = be64_to_cpu(msg->len);
-	win->iova = be64_to_cpu(msg->iova);
-	win->rkey = be32_to_cpu(msg->rkey);
-	spin_unlock_irqrestore(&peer->lock, flags);
-}
-
-/* A control message (READY or DEST) arrived on the outgoing connection. */
-static void collx_peer_recv_ctrl(struct collx_peer *peer, u32 idx, u32 len)
-{
-	struct ib_device *ibdev = peer->comm->dev->ibdev;
-	u64 off = (u64)idx * COLLX_CTRL_SIZE;
-	const __be32 *hdr = peer->ctrl + off;
-
-	ib_dma_sync_single_for_cpu(ibdev, peer->ctrl_dma + off, COLLX_CTRL_SIZE,
-				   DMA_BIDIRECTIONAL);
-	if (len < 8 || be32_to_cpu(hdr[0]) != COLLX_WIRE_MAGIC) {
-		pr_warn("comm %u: rank %u sent a message this module does not understand (is collx the same version on every node?)\n",
-			peer->comm->id, peer->rank);
-		collx_peer_broken(peer, -EPROTO);
-		collx_peer_set_state(peer, COLLX_PEER_FAILED, -EPROTO);
-		return;
-	}
-	switch (be32_to_cpu(hdr[1])) {
-	case COLLX_CTRL_READY:
-		collx_peer_recv_ready(peer, peer->ctrl + off, len);
-		break;
-	case COLLX_CTRL_DEST:
-		collx_peer_recv_dest(peer, peer->ctrl + off, len);
-		break;
-	default:
-		collx_peer_broken(peer, -EPROTO);
-	}
+	if (changed)
+		peer->ops->kick(peer);
 }
 
 /**
- * collx_peer_handshake() - one half of the outgoing handshake is done
- * @peer: the outgoing connection
- * @established: our side is connected and its staging area registered
- * @remote_ready: the neighbour's READY arrived
+ * collx_peer_failed() - the error of a connection that failed
+ * @peer: the connection
  *
- * The two halves come from different contexts (the rdma_cm event and a
- * receive completion) in either order; the second makes the connection
- * ready.
+ * Context: any; takes @peer->lock.
+ * Return: its negative errno, or 0 while it has not failed.
+ */
+int collx_peer_failed(struct collx_peer *peer)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	if (peer->state == COLLX_PEER_FAILED)
+		err = peer->err ? peer->err : -ECONNRESET;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	return err;
+}
+
+/**
+ * collx_peer_drained() - a failed connection with nothing more to deliver
+ * @peer: the connection
+ *
+ * Its receive queue has been flushed, so every chunk it got through has
+ * been seen: waiting for more from it is now an error.
+ *
+ * Context: any; takes @peer->lock.
+ * Return: its negative errno, or 0.
+ */
+int collx_peer_drained(struct collx_peer *peer)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	if (peer->state == COLLX_PEER_FAILED &&
+	    (peer->rq_flushed || !peer->qp))
+		err = peer->err ? peer->err : -ECONNRESET;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	return err;
+}
+
+/**
+ * collx_peer_blame() - whom a failed connection's failure names
+ * @peer: the connection, failed
+ * @b: in: the errno and where the waiting transfer was; out: the peer's
+ *	own ABORT's errno, rank, phase and step when it sent one (it failed
+ *	because of someone else), else the peer itself
+ *
+ * Context: any; takes @peer->lock.
+ */
+void collx_peer_blame(struct collx_peer *peer, struct collx_blame *b)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	if (peer->aborted && peer->abort.rank != COLLX_RANK_NONE) {
+		*b = peer->abort;
+	} else {
+		b->rank = peer->rank;
+		if (peer->aborted)
+			b->err = peer->abort.err;
+	}
+	spin_unlock_irqrestore(&peer->lock, flags);
+}
+
+/**
+ * collx_peer_ready() - can data flow on the connection
+ * @peer: the connection
+ *
+ * Context: any.
+ * Return: true when it is READY.
+ */
+bool collx_peer_ready(struct collx_peer *peer)
+{
+	return READ_ONCE(peer->state) == COLLX_PEER_READY;
+}
+
+/**
+ * collx_peer_handshake() - one half of the handshake is done
+ * @peer: the connection
+ * @established: RC connected (and, active side, the acceptor's proof is
+ *	checked and our READY posted)
+ * @remote_ready: the peer's READY arrived (and, passive side, its proof is
+ *	checked and our READY posted)
+ *
+ * The halves come from different contexts (an rdma_cm event and a receive
+ * completion) in either order; the second makes the connection ready.
  *
  * Context: any; takes @peer->lock.
  */
@@ -263,237 +204,100 @@ void collx_peer_handshake(struct collx_peer *peer, bool established,
 		 peer->state == COLLX_PEER_HANDSHAKE);
 	if (ready) {
 		peer->state = COLLX_PEER_READY;
+		peer->ever_ready = true;
 		peer->err = 0;	/* forget why earlier attempts failed */
+		peer->since = jiffies;
 	} else if (peer->state == COLLX_PEER_CONNECTING) {
 		peer->state = COLLX_PEER_HANDSHAKE;
+		peer->since = jiffies;
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
-	wake_up_all(&peer->comm->connected);
-	if (ready)
-		queue_work(collx_wq, &peer->comm->work);
+	peer->ops->kick(peer);
 }
 
-static void collx_peer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+static void collx_peer_uncharge(struct collx_peer *peer)
 {
-	struct collx_recv *rv = container_of(wc->wr_cqe, struct collx_recv,
-					     cqe);
-	struct collx_peer *peer = rv->peer;
-	unsigned long flags;
-	bool kick = false;
-
-	if (wc->status != IB_WC_SUCCESS) {
-		spin_lock_irqsave(&peer->lock, flags);
-		peer->rq_flushed = true;
-		spin_unlock_irqrestore(&peer->lock, flags);
-		collx_peer_wc_error(peer, wc, "receive from");
-		queue_work(collx_wq, &peer->comm->work);
+	if (!peer->charged)
 		return;
-	}
-
-	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM && !peer->outgoing) {
-		/* A chunk landed in our staging area. */
-		u32 size = 2 * collx_nslots;
-
-		spin_lock_irqsave(&peer->lock, flags);
-		if (peer->arr_tail - peer->arr_head >= size) {
-			spin_unlock_irqrestore(&peer->lock, flags);
-			collx_peer_broken(peer, -EPROTO);
-			return;
-		}
-		peer->arrivals[peer->arr_tail % size].imm =
-			be32_to_cpu(wc->ex.imm_data);
-		peer->arrivals[peer->arr_tail % size].bytes = wc->byte_len;
-		peer->arr_tail++;
-		spin_unlock_irqrestore(&peer->lock, flags);
-		kick = true;
-	} else if (wc->opcode == IB_WC_RECV && peer->outgoing &&
-		   (wc->wc_flags & IB_WC_WITH_IMM)) {
-		/* A credit: the neighbour consumed a slot. */
-		spin_lock_irqsave(&peer->lock, flags);
-		peer->credits++;
-		spin_unlock_irqrestore(&peer->lock, flags);
-		kick = true;
-	} else if (wc->opcode == IB_WC_RECV && peer->outgoing) {
-		collx_peer_recv_ctrl(peer, rv->idx, wc->byte_len);
-	} else {
-		collx_peer_broken(peer, -EPROTO);
-		return;
-	}
-
-	if (collx_peer_post_recv(peer, rv->idx))
-		collx_peer_broken(peer, -ECONNRESET);
-	else if (kick)
-		queue_work(collx_wq, &peer->comm->work);
-}
-
-static void collx_peer_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
-					       send_cqe);
-
-	if (wc->status != IB_WC_SUCCESS)
-		collx_peer_wc_error(peer, wc, "send to");
-}
-
-/* A data write completed; error completions carry no opcode. */
-static void collx_peer_write_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
-					       write_cqe);
-	unsigned long flags;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	if (wc->status == IB_WC_SUCCESS)
-		peer->write_done++;
-	else
-		peer->write_errs++;
-	spin_unlock_irqrestore(&peer->lock, flags);
-	if (wc->status != IB_WC_SUCCESS)
-		collx_peer_wc_error(peer, wc, "write to");
-	queue_work(collx_wq, &peer->comm->work);
-}
-
-/* The output registration was invalidated (or flushed with its QP). */
-static void collx_peer_inv_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
-					       inv_cqe);
-	unsigned long flags;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	if (peer->inv_pending && !--peer->inv_pending)
-		peer->dest_state = COLLX_DEST_FREE;
-	spin_unlock_irqrestore(&peer->lock, flags);
-	if (wc->status != IB_WC_SUCCESS)
-		collx_peer_wc_error(peer, wc, "invalidation towards");
-	queue_work(collx_wq, &peer->comm->work);
-}
-
-static void collx_staging_free(struct ib_device *ibdev,
-			       struct collx_staging *st)
-{
-	unsigned int i;
-
-	if (st->mr)
-		ib_dereg_mr(st->mr);
-	if (st->sgt.nents)
-		ib_dma_unmap_sgtable_attrs(ibdev, &st->sgt, DMA_BIDIRECTIONAL,
-					   0);
-	sg_free_table(&st->sgt);
-	if (st->kva)
-		vunmap(st->kva);
-	for (i = 0; st->pages && i < st->npages; i++)
-		if (st->pages[i])
-			__free_page(st->pages[i]);
-	kvfree(st->pages);
-	memset(st, 0, sizeof(*st));
-}
-
-static int collx_staging_alloc(struct ib_device *ibdev, struct ib_pd *pd,
-			       struct collx_staging *st)
-{
-	unsigned int i;
-	int ret, n;
-
-	st->bytes = (size_t)collx_slot_kib * 1024 * collx_nslots;
-	st->npages = DIV_ROUND_UP(st->bytes, PAGE_SIZE);
-	if (st->npages > ibdev->attrs.max_fast_reg_page_list_len)
-		return -EINVAL;
-	st->pages = kvcalloc(st->npages, sizeof(*st->pages), GFP_KERNEL);
-	if (!st->pages)
-		return -ENOMEM;
-	for (i = 0; i < st->npages; i++) {
-		st->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
-		if (!st->pages[i]) {
-			ret = -ENOMEM;
-			goto out_free;
-		}
-	}
-	st->kva = vmap(st->pages, st->npages, VM_MAP, PAGE_KERNEL);
-	if (!st->kva) {
-		ret = -ENOMEM;
-		goto out_free;
-	}
-	ret = sg_alloc_table_from_pages(&st->sgt, st->pages, st->npages, 0,
-					st->bytes, GFP_KERNEL);
-	if (ret)
-		goto out_free;
-	ret = ib_dma_map_sgtable_attrs(ibdev, &st->sgt, DMA_BIDIRECTIONAL, 0);
-	if (ret) {
-		st->sgt.nents = 0;
-		goto out_free;
-	}
-	st->mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, st->npages);
-	if (IS_ERR(st->mr)) {
-		ret = PTR_ERR(st->mr);
-		st->mr = NULL;
-		goto out_free;
-	}
-	n = ib_map_mr_sg(st->mr, st->sgt.sgl, st->sgt.nents, NULL, PAGE_SIZE);
-	if (n != st->sgt.nents) {
-		ret = n < 0 ? n : -EINVAL;
-		goto out_free;
-	}
-	return 0;
-
-out_free:
-	collx_staging_free(ibdev, st);
-	return ret;
+	collx_memlock_uncharge(peer->params->memlock_mm, peer->charged);
+	peer->charged = 0;
 }
 
 /**
  * collx_peer_init() - prepare an unconnected connection
- * @peer: the connection
- * @comm: its communicator
+ * @peer: the connection, zeroed
+ * @ops: upward calls
+ * @owner: the owner's cookie
+ * @params: the owner's connection parameters
  * @rank: the remote rank
- * @outgoing: true for the connection this rank makes (to @rank = next)
  *
  * Context: process context.
  */
-void collx_peer_init(struct collx_peer *peer, struct collx_comm *comm,
-		     u32 rank, bool outgoing)
+void collx_peer_init(struct collx_peer *peer, const struct collx_peer_ops *ops,
+		     void *owner, const struct collx_conn_params *params,
+		     u32 rank)
 {
-	peer->comm = comm;
+	peer->ops = ops;
+	peer->owner = owner;
+	peer->params = params;
 	peer->rank = rank;
-	peer->outgoing = outgoing;
+	peer->active = params->rank < rank;
 	peer->state = COLLX_PEER_IDLE;
+	peer->since = jiffies;
 	spin_lock_init(&peer->lock);
 	mutex_init(&peer->mutex);
-	peer->send_cqe.done = collx_peer_send_done;
-	peer->write_cqe.done = collx_peer_write_done;
-	peer->inv_cqe.done = collx_peer_inv_done;
+	init_completion(&peer->abort_done);
+	collx_xfer_init(peer);
 	INIT_DELAYED_WORK(&peer->retry_work, collx_cm_retry_work);
 }
 
 /**
- * collx_peer_setup() - create the QP and buffers of a connection
+ * collx_peer_setup() - create the PD, QP and buffers of a connection
  * @peer: the connection, with @peer->mutex held
  * @cm_id: its rdma_cm id, resolved to a device
  *
- * Binds the comm to @cm_id's device, takes a CQ from its pool, creates
- * the RC QP, the staging area and the control buffers, and posts the
- * receives.  On failure everything made is released again.
+ * Charges both staging areas to the comm's RLIMIT_MEMLOCK, takes a CQ
+ * from the device's pool, creates the RC QP, the control buffers and the
+ * DEST MRs, and posts the receives.  On failure everything made is
+ * released again.
  *
  * Context: process context (an rdma_cm handler).
- * Return: 0 or a negative errno.
+ * Return: 0 or a negative errno (-ENOMEM over RLIMIT_MEMLOCK).
  */
 int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 {
-	struct collx_comm *comm = peer->comm;
-	struct ib_qp_init_attr qp_attr = {};
 	struct ib_device *ibdev = cm_id->device;
-	size_t ctrl_bytes;
-	u32 i, nsend;
+	struct ib_qp_init_attr qp_attr = {};
+	unsigned long npages;
+	u32 nsend, nslots = collx_slots(), i;
 	int ret;
 
-	ret = collx_device_bind(comm, ibdev);
+	ret = peer->ops->bind(peer, ibdev);
 	if (ret)
 		return ret;
+	npages = 2 * DIV_ROUND_UP(collx_staging_bytes(), PAGE_SIZE);
+	ret = collx_memlock_charge(peer->params->memlock_mm, npages,
+				   peer->params->memlock_limit);
+	if (ret)
+		return ret;
+	peer->charged = npages;
 
 	peer->cm_id = cm_id;
-	/* Credits and control messages in flight, DESTs and their WRs. */
-	peer->nrecv = 2 * collx_nslots + 2 + COLLX_DEST_WINDOWS;
-	nsend = 2 * collx_nslots + 8 + 3 * COLLX_DEST_WINDOWS;
+	peer->ibdev = ibdev;
+	peer->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(peer->pd)) {
+		ret = PTR_ERR(peer->pd);
+		peer->pd = NULL;
+		goto out_release;
+	}
+
+	/*
+	 * Receives: one per chunk the peer may have in flight (its credits),
+	 * one per credit message we may get back, DESTs, READY and ABORT.
+	 */
+	peer->nrecv = 2 * nslots + COLLX_DEST_MRS + 4;
+	/* Sends: writes, credit messages, DEST REG+SEND+INV, READY, ABORT. */
+	nsend = 2 * nslots + 3 * COLLX_DEST_MRS + 8;
 	peer->cq_size = peer->nrecv + nsend + 2;
 	peer->cq = ib_cq_pool_get(ibdev, peer->cq_size, -1, IB_POLL_WORKQUEUE);
 	if (IS_ERR(peer->cq)) {
@@ -502,7 +306,7 @@ int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 		goto out_release;
 	}
 
-	qp_attr.event_handler = NULL;
+	qp_attr.event_handler = collx_peer_qp_event;
 	qp_attr.qp_context = peer;
 	qp_attr.send_cq = peer->cq;
 	qp_attr.recv_cq = peer->cq;
@@ -513,39 +317,33 @@ int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 	qp_attr.cap.max_recv_sge = 1;
 	qp_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	qp_attr.qp_type = IB_QPT_RC;
-	ret = rdma_create_qp(cm_id, comm->dev->pd, &qp_attr);
+	ret = rdma_create_qp(cm_id, peer->pd, &qp_attr);
 	if (ret)
 		goto out_release;
 	peer->qp = cm_id->qp;
+	atomic_inc(&collx_stats.qps);
 
-	ret = collx_staging_alloc(ibdev, comm->dev->pd, &peer->staging);
+	ret = collx_staging_alloc(ibdev, peer->pd, &peer->rx);
+	if (!ret)
+		ret = collx_staging_alloc(ibdev, peer->pd, &peer->tx);
 	if (ret)
 		goto out_release;
-	if (!peer->outgoing) {
-		/* Without them, all-gather chunks land in staging slots. */
-		peer->dest_pages = ibdev->attrs.max_fast_reg_page_list_len;
-		peer->dest_pages = min(peer->dest_pages, COLLX_DEST_MAX_PAGES);
-		for (i = 0; i < COLLX_DEST_WINDOWS; i++) {
-			struct ib_mr *mr = ib_alloc_mr(comm->dev->pd,
-						       IB_MR_TYPE_MEM_REG,
-						       peer->dest_pages);
+	collx_dest_setup(peer);
 
-			if (IS_ERR(mr))
-				break;
-			peer->dest_mrs[peer->ndest_mrs++] = mr;
-		}
-	}
-
-	ctrl_bytes = collx_peer_ctrl_bytes(peer);
-	peer->ctrl = kzalloc(ctrl_bytes, GFP_KERNEL);
+	peer->ctrl_bytes = (size_t)(peer->nrecv + COLLX_CTRL_SENDS +
+				    COLLX_DEST_MRS) * COLLX_CTRL_SIZE;
+	peer->ctrl = kzalloc(peer->ctrl_bytes, GFP_KERNEL);
 	peer->recvs = kcalloc(peer->nrecv, sizeof(*peer->recvs), GFP_KERNEL);
-	peer->arrivals = kcalloc(2 * collx_nslots, sizeof(*peer->arrivals),
-				 GFP_KERNEL);
-	if (!peer->ctrl || !peer->recvs || !peer->arrivals) {
+	peer->rx_arrivals = kcalloc(2 * nslots, sizeof(*peer->rx_arrivals),
+				    GFP_KERNEL);
+	peer->tx_cookies = kcalloc(2 * nslots, sizeof(*peer->tx_cookies),
+				   GFP_KERNEL);
+	if (!peer->ctrl || !peer->recvs || !peer->rx_arrivals ||
+	    !peer->tx_cookies) {
 		ret = -ENOMEM;
 		goto out_release;
 	}
-	peer->ctrl_dma = ib_dma_map_single(ibdev, peer->ctrl, ctrl_bytes,
+	peer->ctrl_dma = ib_dma_map_single(ibdev, peer->ctrl, peer->ctrl_bytes,
 					   DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(ibdev, peer->ctrl_dma)) {
 		peer->ctrl_dma = 0;
@@ -555,386 +353,61 @@ int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 	peer->ctrl_mapped = true;
 
 	for (i = 0; i < peer->nrecv; i++) {
-		peer->recvs[i].cqe.done = collx_peer_recv_done;
-		peer->recvs[i].peer = peer;
-		peer->recvs[i].idx = i;
 		ret = collx_peer_post_recv(peer, i);
 		if (ret)
 			goto out_release;
 	}
+	get_random_bytes(peer->nonce, sizeof(peer->nonce));
 	return 0;
 
 out_release:
-	collx_peer_release_rdma(peer, false);
+	collx_peer_release_rdma(peer);
 	return ret;
 }
 
-/**
- * collx_peer_post_reg() - post the fast registration of the staging area
- * @peer: a connected connection, with @peer->mutex held
- *
- * The incoming side grants the neighbour remote write; the outgoing side
- * needs local access only.  Later work requests on the QP are ordered
- * after it.
- *
- * Context: any.
- * Return: 0 or the errno of ib_post_send().
- */
-int collx_peer_post_reg(struct collx_peer *peer)
+/* Forget everything of one connection attempt but the peer's identity. */
+static void collx_peer_reset(struct collx_peer *peer)
 {
-	struct ib_reg_wr wr = {
-		.wr = {
-			.opcode = IB_WR_REG_MR,
-			.wr_cqe = &peer->send_cqe,
-			.send_flags = IB_SEND_SIGNALED,
-		},
-		.mr = peer->staging.mr,
-		.key = peer->staging.mr->rkey,
-		.access = IB_ACCESS_LOCAL_WRITE |
-			  (peer->outgoing ? 0 : IB_ACCESS_REMOTE_WRITE),
-	};
-
-	return ib_post_send(peer->qp, &wr.wr, NULL);
-}
-
-/**
- * collx_peer_send_ready() - tell the neighbour where to write
- * @peer: the incoming connection, registered, with @peer->mutex held
- *
- * Context: any.
- * Return: 0 or the errno of ib_post_send().
- */
-int collx_peer_send_ready(struct collx_peer *peer)
-{
-	struct collx_wire_ready *msg = peer->ctrl +
-				       peer->nrecv * COLLX_CTRL_SIZE;
-	struct ib_send_wr wr;
-	struct ib_sge sge;
-
-	memset(msg, 0, sizeof(*msg));
-	msg->magic = cpu_to_be32(COLLX_WIRE_MAGIC);
-	msg->type = cpu_to_be32(COLLX_CTRL_READY);
-	msg->nslots = cpu_to_be32(collx_nslots);
-	msg->slot_bytes = cpu_to_be32(collx_slot_kib * 1024);
-	msg->rkey = cpu_to_be32(peer->staging.mr->rkey);
-	msg->iova = cpu_to_be64(peer->staging.mr->iova);
-	collx_peer_ctrl_send(peer, peer->nrecv, sizeof(*msg), &sge, &wr);
-	return ib_post_send(peer->qp, &wr, NULL);
-}
-
-/**
- * collx_peer_post_credit() - give a consumed staging slot back
- * @peer: the incoming connection
- * @slot: the slot
- *
- * Context: any; takes @peer->lock.
- * Return: 0, -ECONNRESET if the connection is closing, or the errno of
- * ib_post_send().
- */
-int collx_peer_post_credit(struct collx_peer *peer, u32 slot)
-{
-	struct ib_send_wr wr = {
-		.opcode = IB_WR_SEND_WITH_IMM,
-		.wr_cqe = &peer->send_cqe,
-		.send_flags = IB_SEND_SIGNALED,
-		.ex.imm_data = cpu_to_be32(slot),
-	};
-	unsigned long flags;
-	int ret = -ECONNRESET;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	if (!peer->closing && peer->qp)
-		ret = ib_post_send(peer->qp, &wr, NULL);
-	spin_unlock_irqrestore(&peer->lock, flags);
-	return ret;
-}
-
-/**
- * collx_peer_slot() - where a chunk goes through a staging slot
- * @peer: the outgoing connection, ready
- * @slot: staging slot, the same on both sides
- * @bytes: chunk length
- * @kva: out: where to copy the chunk
- * @sge: out: the staged chunk as the NIC gathers it
- * @raddr: out: the neighbour's slot
- * @rkey: out: and its key
- *
- * Context: any; takes @peer->lock.
- */
-void collx_peer_slot(struct collx_peer *peer, u32 slot, u32 bytes, void **kva,
-		     struct ib_sge *sge, u64 *raddr, u32 *rkey)
-{
-	u64 off = (u64)slot * collx_slot_kib * 1024;
 	unsigned long flags;
 
-	*kva = peer->staging.kva + off;
-	sge->addr = peer->staging.mr->iova + off;
-	sge->length = bytes;
-	sge->lkey = peer->staging.mr->lkey;
 	spin_lock_irqsave(&peer->lock, flags);
-	*raddr = peer->remote_iova + off;
-	*rkey = peer->remote_rkey;
+	peer->established = false;
+	peer->remote_ready = false;
+	peer->rq_flushed = false;
+	peer->credits = 0;
+	peer->credits_owed = 0;
+	peer->remote_iova = 0;
+	peer->remote_rkey = 0;
+	peer->arr_head = 0;
+	peer->arr_tail = 0;
+	peer->rx_consumed = 0;
+	peer->tx_posted = 0;
+	peer->tx_done = 0;
+	peer->tx_errs = 0;
+	peer->tx_reaped = 0;
+	peer->tx_seq = 0;
+	peer->rx_seq = 0;
+	peer->inv_posted = 0;
+	peer->inv_done = 0;
+	peer->aborted = false;
+	memset(peer->rdest, 0, sizeof(peer->rdest));
 	spin_unlock_irqrestore(&peer->lock, flags);
 }
 
 /**
- * collx_peer_dest() - where the neighbour lets us write part of its output
- * @peer: the outgoing connection
- * @seq: the op's sequence number
- * @off: first byte in the output
- * @len: bytes
- * @raddr: out: the remote address
- * @rkey: out: and its key
+ * collx_peer_release_rdma() - free a connection's QP, PD, CQ and buffers
+ * @peer: the connection, with @peer->mutex held; its rdma_cm id stays
  *
- * Context: any; takes @peer->lock.
- * Return: true if a DEST for this op covers the range.
- */
-bool collx_peer_dest(struct collx_peer *peer, u64 seq, u64 off, u32 len,
-		     u64 *raddr, u32 *rkey)
-{
-	const struct collx_dest *dest = &peer->dest[seq & 1];
-	const struct collx_dest_win *win;
-	unsigned long flags;
-	bool ok = false;
-	u64 k;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	if (dest->seq == seq && dest->stride) {
-		k = div64_u64(off, dest->stride);
-		win = k < COLLX_DEST_WINDOWS ? &dest->win[k] : NULL;
-		if (win && win->len && off >= win->start &&
-		    off + len <= win->start + win->len) {
-			*raddr = win->iova + (off - win->start);
-			*rkey = win->rkey;
-			ok = true;
-		}
-	}
-	spin_unlock_irqrestore(&peer->lock, flags);
-	return ok;
-}
-
-/**
- * collx_peer_post_write() - RDMA-write a chunk, with immediate data
- * @peer: the outgoing connection
- * @sge: gather list, @nsge entries (at most @peer->max_sge)
- * @nsge: entries
- * @raddr: remote address (a staging slot or the neighbour's output)
- * @rkey: its key
- * @imm: immediate data identifying the chunk
- *
- * Context: any; takes @peer->lock.
- * Return: 0, -ECONNRESET if the connection is closing, or the errno of
- * ib_post_send().
- */
-int collx_peer_post_write(struct collx_peer *peer, struct ib_sge *sge,
-			  u32 nsge, u64 raddr, u32 rkey, u32 imm)
-{
-	struct ib_rdma_wr wr = {
-		.wr = {
-			.opcode = IB_WR_RDMA_WRITE_WITH_IMM,
-			.wr_cqe = &peer->write_cqe,
-			.send_flags = IB_SEND_SIGNALED,
-			.sg_list = sge,
-			.num_sge = nsge,
-			.ex.imm_data = cpu_to_be32(imm),
-		},
-		.remote_addr = raddr,
-		.rkey = rkey,
-	};
-	unsigned long flags;
-	int ret = -ECONNRESET;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	if (!peer->closing && peer->qp) {
-		ret = ib_post_send(peer->qp, &wr.wr, NULL);
-		if (!ret)
-			peer->posted++;
-	}
-	spin_unlock_irqrestore(&peer->lock, flags);
-	return ret;
-}
-
-/*
- * Register window @k (from @sg_off into @sg, as much as its MR maps) and
- * SEND its DEST behind the registration.
- */
-static int collx_peer_post_window(struct collx_peer *peer, u64 seq, u32 k,
-				  u64 stride, struct scatterlist *sg,
-				  unsigned int nents, unsigned int sg_off)
-{
-	u32 idx = peer->nrecv + 1 + k;
-	struct collx_wire_dest *msg = peer->ctrl + (u64)idx * COLLX_CTRL_SIZE;
-	struct ib_mr *mr = peer->dest_mrs[k];
-	struct ib_send_wr send;
-	struct ib_sge sge;
-	struct ib_reg_wr reg = {
-		.wr = {
-			.next = &send,
-			.opcode = IB_WR_REG_MR,
-			.wr_cqe = &peer->send_cqe,
-			.send_flags = IB_SEND_SIGNALED,
-		},
-		.mr = mr,
-		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
-	};
-	unsigned long flags;
-	int n, ret;
-
-	BUILD_BUG_ON(sizeof(*msg) > COLLX_CTRL_SIZE);
-	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	/*
-	 * n counts whole sg entries: 0 with a length means the window ended
-	 * inside the first one (physically contiguous memory, huge pages).
-	 */
-	n = ib_map_mr_sg(mr, sg, nents, &sg_off, PAGE_SIZE);
-	if (n < 0 || !mr->length)
-		return n < 0 ? n : -EINVAL;
-	reg.key = mr->rkey;
-
-	memset(msg, 0, sizeof(*msg));
-	msg->magic = cpu_to_be32(COLLX_WIRE_MAGIC);
-	msg->type = cpu_to_be32(COLLX_CTRL_DEST);
-	msg->seq = cpu_to_be64(seq);
-	msg->rkey = cpu_to_be32(mr->rkey);
-	msg->window = cpu_to_be32(k);
-	msg->start = cpu_to_be64(k * stride);
-	msg->len = cpu_to_be64(mr->length);
-	msg->iova = cpu_to_be64(mr->iova);
-	msg->stride = cpu_to_be64(stride);
-	collx_peer_ctrl_send(peer, idx, sizeof(*msg), &sge, &send);
-
-	ret = -ECONNRESET;
-	spin_lock_irqsave(&peer->lock, flags);
-	if (!peer->closing && peer->qp) {
-		ret = ib_post_send(peer->qp, &reg.wr, NULL);
-		if (!ret) {
-			peer->dest_state = COLLX_DEST_POSTED;
-			peer->dest_posted = k + 1;
-		}
-	}
-	spin_unlock_irqrestore(&peer->lock, flags);
-	return ret;
-}
-
-/**
- * collx_peer_post_dest() - let the neighbour write an op's output directly
- * @peer: the incoming connection
- * @dm: the op's output, DMA-mapped
- * @seq: the op's sequence number
- *
- * Registers @dm with the connection's FRWR MRs (remote write), in windows
- * that start every @stride bytes and overlap by more than a staging slot,
- * so that every chunk lies wholly in one; each window's DEST is SENT
- * behind its registration, so the neighbour cannot see a key before it is
- * valid.
- *
- * Context: process context (the engine).
- * Return: windows registered (the op's end must invalidate them), or
- * -ENOSPC if the output needs more windows than there are MRs or the
- * previous op's are not yet invalidated (the op then uses staging),
- * -ECONNRESET, or the errno of ib_post_send().
- */
-int collx_peer_post_dest(struct collx_peer *peer, struct collx_dmap *dm,
-			 u64 seq)
-{
-	u32 slot_pages = DIV_ROUND_UP(collx_slot_kib * 1024, PAGE_SIZE);
-	struct scatterlist *sg;
-	unsigned int i = 0;
-	u64 stride, start;
-	u32 k, nwin;
-	int ret;
-
-	if (!peer->ndest_mrs || peer->dest_pages < slot_pages + 3 ||
-	    READ_ONCE(peer->dest_state) != COLLX_DEST_FREE)
-		return -ENOSPC;
-	/*
-	 * A window maps dest_pages pages from the page of its first byte and
-	 * its length stops short of the last one: it covers at least
-	 * dest_pages - 2 whole pages, which is a stride and a slot.
-	 */
-	stride = (u64)(peer->dest_pages - 2 - slot_pages) * PAGE_SIZE;
-	nwin = div64_u64(dm->bytes + stride - 1, stride);
-	if (nwin > peer->ndest_mrs)
-		return -ENOSPC;
-
-	sg = dm->sgt.sgl;
-	for (k = 0; k < nwin; k++) {
-		start = k * stride;
-		while (i + 1 < dm->nsegs && dm->segs[i + 1].off <= start) {
-			sg = sg_next(sg);
-			i++;
-		}
-		ret = collx_peer_post_window(peer, seq, k, stride, sg,
-					     dm->nsegs - i,
-					     start - dm->segs[i].off);
-		if (ret)
-			return k ? k : ret;
-	}
-	return nwin;
-}
-
-/**
- * collx_peer_dest_done() - end the neighbour's access to an op's output
- * @peer: the incoming connection
- *
- * Posts the invalidation of every window registered for the op the first
- * time, and says whether they have completed.  Called again when the
- * engine is kicked by the last completion.
- *
- * Context: process context (the engine).
- * Return: 1 when the registrations are gone, 0 while they are being
- * invalidated, or a negative errno if no invalidation could be posted.
- */
-int collx_peer_dest_done(struct collx_peer *peer)
-{
-	struct ib_send_wr wr = {
-		.opcode = IB_WR_LOCAL_INV,
-		.wr_cqe = &peer->inv_cqe,
-		.send_flags = IB_SEND_SIGNALED,
-	};
-	unsigned long flags;
-	int ret = 0;
-	u32 k;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	switch (peer->dest_state) {
-	case COLLX_DEST_FREE:
-		ret = 1;
-		break;
-	case COLLX_DEST_POSTED:
-		ret = -ECONNRESET;
-		for (k = 0; k < peer->dest_posted && !peer->closing &&
-		     peer->qp; k++) {
-			wr.ex.invalidate_rkey = peer->dest_mrs[k]->rkey;
-			ret = ib_post_send(peer->qp, &wr, NULL);
-			if (ret)
-				break;
-			peer->inv_pending++;
-		}
-		if (peer->inv_pending) {
-			peer->dest_state = COLLX_DEST_INVALIDATING;
-			ret = 0;
-		}
-		break;
-	default:
-		break;
-	}
-	spin_unlock_irqrestore(&peer->lock, flags);
-	return ret;
-}
-
-/**
- * collx_peer_release_rdma() - free a connection's QP, CQ, buffers and id
- * @peer: the connection, with @peer->mutex held unless @destroy_id
- * @destroy_id: also destroy the rdma_cm id (not from its own handler)
- *
- * Drains the QP first, so no completion handler runs afterwards.
+ * The QP is drained first (nvme-rdma's order: disconnected, then
+ * ib_drain_qp(), then destroyed), so no completion handler runs
+ * afterwards and no FRWR registration is left bound: the DEST MRs and
+ * staging MRs are deregistered before the QP and PD go.
  *
  * Context: process context.
  */
-void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id)
+void collx_peer_release_rdma(struct collx_peer *peer)
 {
-	struct ib_device *ibdev = peer->cm_id ? peer->cm_id->device : NULL;
+	struct ib_device *ibdev = peer->ibdev;
 	unsigned long flags;
 
 	if (peer->qp) {
@@ -942,7 +415,15 @@ void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id)
 		peer->draining = true;
 		spin_unlock_irqrestore(&peer->lock, flags);
 		ib_drain_qp(peer->qp);
+	}
+	collx_dest_release(peer);
+	if (ibdev) {
+		collx_staging_free(ibdev, &peer->rx);
+		collx_staging_free(ibdev, &peer->tx);
+	}
+	if (peer->qp) {
 		rdma_destroy_qp(peer->cm_id);
+		atomic_dec(&collx_stats.qps);
 		spin_lock_irqsave(&peer->lock, flags);
 		peer->qp = NULL;
 		peer->draining = false;
@@ -952,47 +433,74 @@ void collx_peer_release_rdma(struct collx_peer *peer, bool destroy_id)
 		ib_cq_pool_put(peer->cq, peer->cq_size);
 		peer->cq = NULL;
 	}
-	while (peer->ndest_mrs)
-		ib_dereg_mr(peer->dest_mrs[--peer->ndest_mrs]);
-	peer->dest_state = COLLX_DEST_FREE;
-	peer->dest_posted = 0;
-	peer->inv_pending = 0;
-	memset(peer->dest, 0, sizeof(peer->dest));
-	if (ibdev) {
-		collx_staging_free(ibdev, &peer->staging);
-		if (peer->ctrl_mapped)
-			ib_dma_unmap_single(ibdev, peer->ctrl_dma,
-					    collx_peer_ctrl_bytes(peer),
-					    DMA_BIDIRECTIONAL);
-	}
+	if (peer->ctrl_mapped)
+		ib_dma_unmap_single(ibdev, peer->ctrl_dma, peer->ctrl_bytes,
+				    DMA_BIDIRECTIONAL);
 	peer->ctrl_mapped = false;
-	peer->established = false;
-	peer->remote_ready = false;
-	peer->rq_flushed = false;
+	if (peer->pd) {
+		ib_dealloc_pd(peer->pd);
+		peer->pd = NULL;
+	}
 	kfree(peer->ctrl);
 	peer->ctrl = NULL;
 	kfree(peer->recvs);
 	peer->recvs = NULL;
-	kfree(peer->arrivals);
-	peer->arrivals = NULL;
-	if (destroy_id && peer->cm_id)
-		rdma_destroy_id(peer->cm_id);
-	peer->cm_id = NULL;
+	kfree(peer->rx_arrivals);
+	peer->rx_arrivals = NULL;
+	kfree(peer->tx_cookies);
+	peer->tx_cookies = NULL;
+	peer->ibdev = NULL;
+	collx_peer_uncharge(peer);
+	collx_peer_reset(peer);
 }
 
 /**
- * collx_peer_disconnect() - tell the neighbour this connection is over
+ * collx_peer_abort() - tell the peer why our side failed
  * @peer: the connection
+ * @err: our errno
+ * @rank: the rank we blame
+ * @phase: where
+ * @step: and the step
  *
- * Its QP moves to error, so the neighbour learns at once instead of at its
- * own timeout.
+ * Posts an ABORT; collx_peer_hangup() then waits, briefly, until the
+ * peer's NIC acknowledged it, so it is in the peer's receive queue before
+ * the disconnect flushes that queue, and disconnects.
+ *
+ * Context: process context; takes @peer->mutex.
+ * Return: true if an ABORT was posted.
+ */
+bool collx_peer_abort(struct collx_peer *peer, int err, u32 rank, u32 phase,
+		      u32 step)
+{
+	bool wait = false;
+
+	mutex_lock(&peer->mutex);
+	if (!peer->closing && peer->qp &&
+	    READ_ONCE(peer->state) == COLLX_PEER_READY) {
+		reinit_completion(&peer->abort_done);
+		wait = !collx_peer_post_abort(peer, err, rank, phase, step);
+	}
+	mutex_unlock(&peer->mutex);
+	return wait;
+}
+
+/**
+ * collx_peer_hangup() - disconnect, after an ABORT reached the peer or
+ *	@deadline passed
+ * @peer: the connection
+ * @wait: collx_peer_abort() posted an ABORT
+ * @deadline: jiffies after which we stop waiting for it
  *
  * Context: process context; takes @peer->mutex.
  */
-void collx_peer_disconnect(struct collx_peer *peer)
+void collx_peer_hangup(struct collx_peer *peer, bool wait,
+		       unsigned long deadline)
 {
+	if (wait && time_before(jiffies, deadline))
+		wait_for_completion_timeout(&peer->abort_done,
+					    deadline - jiffies);
 	mutex_lock(&peer->mutex);
-	if (peer->cm_id && peer->qp)
+	if (peer->cm_id && peer->qp && !peer->closing)
 		rdma_disconnect(peer->cm_id);
 	mutex_unlock(&peer->mutex);
 }
@@ -1020,10 +528,32 @@ void collx_peer_release(struct collx_peer *peer)
 	cm_id = peer->cm_id;
 	if (cm_id && peer->qp)
 		rdma_disconnect(cm_id);
-	collx_peer_release_rdma(peer, false);
+	collx_peer_release_rdma(peer);
+	peer->cm_id = NULL;
 	mutex_unlock(&peer->mutex);
 	/* Outside the mutex: destroying waits for a handler that wants it. */
 	if (cm_id)
 		rdma_destroy_id(cm_id);
 	cancel_delayed_work_sync(&peer->retry_work);
+}
+
+/**
+ * collx_peer_describe() - one line about a connection, for debugfs
+ * @peer: the connection
+ * @m: where
+ *
+ * Context: process context; takes @peer->lock.
+ */
+void collx_peer_describe(struct collx_peer *peer, struct seq_file *m)
+{
+	spin_lock_irq(&peer->lock);
+	seq_printf(m, "peer rank %u: %s%s, %s, attempts %u, credits %u/%u, writes posted %llu done %llu, chunks arrived %llu consumed %llu\n",
+		   peer->rank, collx_peer_state_name(peer->state),
+		   peer->err ? " (error)" : "",
+		   peer->active ? "we connect" : "it connects",
+		   peer->attempts, peer->credits, collx_slots(),
+		   peer->tx_posted, peer->tx_done,
+		   peer->rx_consumed + (peer->arr_tail - peer->arr_head),
+		   peer->rx_consumed);
+	spin_unlock_irq(&peer->lock);
 }

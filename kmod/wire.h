@@ -2,47 +2,62 @@
 /*
  * collx: what travels between modules: rdma_cm private data and control
  * messages.  Big-endian, fixed layout; COLLX_WIRE_MAGIC changes with any
- * incompatible change.
+ * incompatible change.  Everything here arrives from the network and is
+ * checked before use.
  */
 #ifndef COLLX_WIRE_H
 #define COLLX_WIRE_H
 
 #include <linux/types.h>
 
-#define COLLX_WIRE_MAGIC	0x434c5802	/* "CLX" v2 */
+#define COLLX_WIRE_MAGIC	0x434c5803	/* "CLX" v3 */
+#define COLLX_WIRE_NONCE	16
+#define COLLX_WIRE_PROOF	32
 
 /**
- * struct collx_wire_req - private data of a connection request
+ * struct collx_wire_req - private data of a connection request (56 bytes
+ *	at most fit an rdma_cm REQ)
  * @magic: COLLX_WIRE_MAGIC
  * @nranks: ranks in the communicator
- * @src_rank: the connecting rank
- * @dst_rank: the rank it wants (its next)
- * @comm_key: the communicator's key
+ * @src_rank: the connecting rank (the lower one)
+ * @dst_rank: the rank it wants
+ * @lookup: the communicator's lookup id (derived from its secret)
+ * @nonce: the connecting side's fresh nonce
  */
 struct collx_wire_req {
 	__be32 magic;
 	__be32 nranks;
 	__be32 src_rank;
 	__be32 dst_rank;
-	__be64 comm_key;
+	__be64 lookup;
+	u8 nonce[COLLX_WIRE_NONCE];
 };
 
-/* Why a connection request was refused. */
-enum collx_wire_rej_reason {
-	/* No such communicator here yet: try again until the timeout. */
-	COLLX_REJ_NOT_READY = 1,
-	/* The communicator exists but disagrees (ranks): give up. */
-	COLLX_REJ_MISMATCH = 2,
-	/* That rank's incoming connection is already taken or failed. */
-	COLLX_REJ_BUSY = 3,
-	/* The accepting side could not set the connection up. */
-	COLLX_REJ_NO_RESOURCES = 4,
+/**
+ * struct collx_wire_rep - private data of the acceptance
+ * @magic: COLLX_WIRE_MAGIC
+ * @__pad: 0
+ * @nonce: the accepting side's fresh nonce
+ * @proof: HMAC proving the accepting side knows the secret
+ */
+struct collx_wire_rep {
+	__be32 magic;
+	__be32 __pad;
+	u8 nonce[COLLX_WIRE_NONCE];
+	u8 proof[COLLX_WIRE_PROOF];
 };
+
+/*
+ * Every refusal carries the same reason, so that a connecting side cannot
+ * tell a wrong key from a wrong rank or a communicator not made yet: it
+ * tries again until its deadline.
+ */
+#define COLLX_REJ_NOT_NOW	1
 
 /**
  * struct collx_wire_rej - private data of a refusal
  * @magic: COLLX_WIRE_MAGIC
- * @reason: enum collx_wire_rej_reason
+ * @reason: COLLX_REJ_NOT_NOW
  */
 struct collx_wire_rej {
 	__be32 magic;
@@ -55,16 +70,25 @@ enum collx_wire_ctrl_type {
 	COLLX_CTRL_READY = 1,
 	/* struct collx_wire_dest */
 	COLLX_CTRL_DEST = 2,
+	/* struct collx_wire_abort */
+	COLLX_CTRL_ABORT = 3,
 };
 
 /**
- * struct collx_wire_ready - READY, sent by the accepting side
+ * struct collx_wire_ready - READY: where to write into my rx staging
  * @magic: COLLX_WIRE_MAGIC
  * @type: COLLX_CTRL_READY
  * @nslots: staging slots
  * @slot_bytes: bytes per slot
  * @rkey: key of the staging area
+ * @__pad: 0
  * @iova: its address
+ * @proof: (the connecting side's READY) HMAC proving it knows the secret;
+ *	zero from the accepting side, which proved it in the REP
+ *
+ * The connecting side sends READY first, once it has checked the
+ * acceptor's proof; the accepting side grants remote write on its
+ * staging and answers with its own READY only after checking this one.
  */
 struct collx_wire_ready {
 	__be32 magic;
@@ -74,40 +98,62 @@ struct collx_wire_ready {
 	__be32 rkey;
 	__be32 __pad;
 	__be64 iova;
+	u8 proof[COLLX_WIRE_PROOF];
 };
 
 /**
- * struct collx_wire_dest - DEST: write this op's all-gather data straight
- *	into this window of my registered output; sent by the accepting
- *	side, one per window
+ * struct collx_wire_dest - DEST: write transfer @ordinal of group @seq
+ *	straight into this window of my output
  * @magic: COLLX_WIRE_MAGIC
  * @type: COLLX_CTRL_DEST
- * @seq: the op's sequence number on the comm
+ * @seq: my receive sequence on this connection of the group
+ * @ordinal: which of my receive transfers from you (0-based) it serves
+ * @window: which of my DEST MRs (a later DEST for the same one replaces
+ *	this window)
+ * @__pad: 0
  * @rkey: key of the window's registration
- * @window: the window's index (its first byte is @window * @stride)
- * @start: offset of the window's first byte in the output
- * @len: the window's length in bytes
- * @iova: the address of its first byte in the registration
- * @stride: bytes between window starts
+ * @iova: the address of the transfer's first byte in the registration
+ * @bytes: the window's length (the transfer's bytes)
  */
 struct collx_wire_dest {
 	__be32 magic;
 	__be32 type;
 	__be64 seq;
-	__be32 rkey;
+	__be32 ordinal;
 	__be32 window;
-	__be64 start;
-	__be64 len;
+	__be32 rkey;
+	__be32 __pad;
 	__be64 iova;
-	__be64 stride;
+	__be64 bytes;
+};
+
+/**
+ * struct collx_wire_abort - ABORT: my side of the comm failed; this is why
+ * @magic: COLLX_WIRE_MAGIC
+ * @type: COLLX_CTRL_ABORT
+ * @err: the errno (negative)
+ * @rank: the rank blamed (COLLX_RANK_NONE: nobody)
+ * @phase: enum collx_phase
+ * @step: step within @phase
+ *
+ * Sent before disconnecting, so that every survivor of a failure blames
+ * the rank that caused it rather than the neighbour that hung up.
+ */
+struct collx_wire_abort {
+	__be32 magic;
+	__be32 type;
+	__be32 err;
+	__be32 rank;
+	__be32 phase;
+	__be32 step;
 };
 
 /*
- * Immediate data of a chunk: the low 8 bits of the op's sequence number,
- * a flag saying the chunk was written straight into the receiver's output
- * (else into a staging slot), and the low 23 bits of the chunk's index in
- * the op, so the receiver can check that both sides agree on what is
- * being sent.
+ * Immediate data of a chunk: the low 8 bits of the channel's group
+ * sequence, a flag saying the chunk was written straight into the
+ * receiver's output (else into a staging slot), and the low 23 bits of the
+ * chunk's index among the group's chunks on this channel, so the receiver
+ * can check that both sides agree on what is being sent.
  */
 #define COLLX_WIRE_IMM_DIRECT	0x800000u
 #define COLLX_WIRE_IMM_UNIT	0x7fffffu

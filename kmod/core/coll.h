@@ -14,8 +14,12 @@
  * - Buffers are named, not addressed: COLLX_BUF_IN (the caller's input),
  *   COLLX_BUF_OUT (its output) and COLLX_BUF_TMP (kernel scratch of
  *   &collx_sched.tmp_count elements).  Offsets and counts are in elements.
- *   A schedule built for an in-place collective never names COLLX_BUF_IN
- *   (the input is the part of COLLX_BUF_OUT the collective defines).
+ *   A schedule built for an in-place allreduce, broadcast, reduce or
+ *   allgather never names COLLX_BUF_IN (the input is the part of
+ *   COLLX_BUF_OUT the collective defines).  An in-place reduce-scatter
+ *   has both, COLLX_BUF_OUT aliasing COLLX_BUF_IN from rank * count: its
+ *   schedule must write COLLX_BUF_OUT only after its last read of that
+ *   part of COLLX_BUF_IN.
  * - Each transfer is cut into slices of the executor's slice size S
  *   (elements per staging slot; any S >= 1 must work): slice i covers
  *   elements [i * S, min((i + 1) * S, count)).  A transfer of count 0 is a

@@ -46,6 +46,25 @@ static inline void collx_fpu_end(void)
 	kernel_fpu_end();
 }
 
+/*
+ * AVX-512 needs the OS to save the opmask and ZMM state too; the crypto
+ * code asks the same way.  UML runs on a host kernel that did.
+ */
+static inline bool collx_cpu_has_avx512(void)
+{
+	return boot_cpu_has(X86_FEATURE_AVX512F) &&
+	       boot_cpu_has(X86_FEATURE_AVX512BW) &&
+	       boot_cpu_has(X86_FEATURE_AVX512DQ) &&
+	       boot_cpu_has(X86_FEATURE_AVX512VL) &&
+	       (IS_ENABLED(CONFIG_UML) ||
+		cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM |
+				  XFEATURE_MASK_AVX512, NULL));
+}
+
+static inline bool collx_cpu_has_avx512_bf16(void)
+{
+	return boot_cpu_has(X86_FEATURE_AVX512_BF16);
+}
 #endif /* !COLLX_FPU_UNIT */
 
 static inline bool collx_cpu_has_avx2(void)
@@ -58,10 +77,54 @@ static inline bool collx_cpu_has_f16c(void)
 {
 	return boot_cpu_has(X86_FEATURE_F16C);
 }
+
+#elif defined(CONFIG_ARM64)
+#include <asm/cpufeature.h>
+#define COLLX_HAVE_NEON		1
+
+#ifndef CONFIG_KERNEL_MODE_NEON
+#error "collx core: arm64 kernels need CONFIG_KERNEL_MODE_NEON for float code"
+#endif
+
+#ifndef COLLX_FPU_UNIT
+#include <asm/neon.h>
+#include <asm/simd.h>
+#include <asm/sysreg.h>
+
+/*
+ * All float code, scalar included, uses the FP/SIMD registers, which the
+ * kernel lends only between kernel_neon_begin() and kernel_neon_end().
+ * The FPCR they come with is whatever task used them last (one built
+ * with -ffast-math runs with flush-to-zero): the saved user state has its
+ * own copy, so set the IEEE defaults (round to nearest even, no FZ, no
+ * default NaN, no traps) for the section.
+ */
+static inline bool collx_fpu_usable(void)
+{
+	return may_use_simd();
+}
+
+static inline void collx_fpu_begin(void)
+{
+	kernel_neon_begin();
+	write_sysreg(0, fpcr);
+}
+
+static inline void collx_fpu_end(void)
+{
+	kernel_neon_end();
+}
+#endif /* !COLLX_FPU_UNIT */
+
+static inline bool collx_cpu_has_neon(void)
+{
+	return system_supports_fpsimd();
+}
+
 #else
 /*
  * Other architectures: the scalar kernels still do float arithmetic, so a
- * port must provide an FPU section here (arm64: kernel_neon_begin/end).
+ * port must provide an FPU section here.
  */
 #error "collx core: no kernel FPU section for this architecture"
 #endif
@@ -105,6 +168,28 @@ static inline bool collx_cpu_has_avx2(void)
 static inline bool collx_cpu_has_f16c(void)
 {
 	return __builtin_cpu_supports("f16c");
+}
+
+/* __builtin_cpu_supports() also asks XGETBV whether the OS saves ZMM */
+static inline bool collx_cpu_has_avx512(void)
+{
+	return __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512dq") &&
+	       __builtin_cpu_supports("avx512vl");
+}
+
+static inline bool collx_cpu_has_avx512_bf16(void)
+{
+	return __builtin_cpu_supports("avx512bf16");
+}
+#elif defined(__aarch64__)
+#define COLLX_HAVE_NEON		1
+
+/* Advanced SIMD is part of the AArch64 base architecture. */
+static inline bool collx_cpu_has_neon(void)
+{
+	return true;
 }
 #endif
 

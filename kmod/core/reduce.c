@@ -17,6 +17,8 @@ static const u8 collx_dtype_sizes[COLLX_DTYPE_COUNT] = {
 	[COLLX_FP32] = 4,
 	[COLLX_FP64] = 8,
 	[COLLX_BF16] = 2,
+	[COLLX_FP8_E4M3] = 1,
+	[COLLX_FP8_E5M2] = 1,
 };
 
 size_t collx_dtype_size(enum collx_dtype dtype)
@@ -26,35 +28,50 @@ size_t collx_dtype_size(enum collx_dtype dtype)
 	return collx_dtype_sizes[dtype];
 }
 
-#ifdef COLLX_HAVE_X86_SIMD
-/* Every AVX2 CPU has F16C, but check: the fp16 kernels use it. */
-static bool collx_have_avx2(void)
+/* The table of @impl if this CPU (and kernel) can run it, else NULL. */
+static const struct collx_reduce_ops *
+collx_reduce_table(enum collx_reduce_impl impl)
 {
-	return collx_cpu_has_avx2() && collx_cpu_has_f16c();
-}
+	switch (impl) {
+	case COLLX_REDUCE_SCALAR:
+		return &collx_reduce_scalar_ops;
+#ifdef COLLX_HAVE_X86_SIMD
+	/* Every AVX2 CPU has F16C, but check: the fp16 kernels use it. */
+	case COLLX_REDUCE_AVX2:
+		return collx_cpu_has_avx2() && collx_cpu_has_f16c() ?
+			&collx_reduce_avx2_ops : NULL;
+	case COLLX_REDUCE_AVX512:
+		return collx_cpu_has_avx512() ? &collx_reduce_avx512_ops : NULL;
+	case COLLX_REDUCE_AVX512_BF16:
+		return collx_cpu_has_avx512() && collx_cpu_has_avx512_bf16() ?
+			&collx_reduce_avx512_bf16_ops : NULL;
 #endif
+#ifdef COLLX_HAVE_NEON
+	case COLLX_REDUCE_NEON:
+		return collx_cpu_has_neon() ? &collx_reduce_neon_ops : NULL;
+#endif
+	default:
+		return NULL;
+	}
+}
+
+/* AUTO: the first of these the CPU has; scalar always is. */
+static const enum collx_reduce_impl collx_reduce_order[] = {
+	COLLX_REDUCE_NEON, COLLX_REDUCE_AVX512_BF16, COLLX_REDUCE_AVX512,
+	COLLX_REDUCE_AVX2, COLLX_REDUCE_SCALAR,
+};
 
 static const struct collx_reduce_ops *
 collx_reduce_pick(enum collx_reduce_impl impl)
 {
-	switch (impl) {
-	case COLLX_REDUCE_AUTO:
-#ifdef COLLX_HAVE_X86_SIMD
-		if (collx_have_avx2())
-			return &collx_reduce_avx2_ops;
-#endif
-		return &collx_reduce_scalar_ops;
-	case COLLX_REDUCE_SCALAR:
-		return &collx_reduce_scalar_ops;
-	case COLLX_REDUCE_AVX2:
-#ifdef COLLX_HAVE_X86_SIMD
-		if (collx_have_avx2())
-			return &collx_reduce_avx2_ops;
-#endif
-		return NULL;
-	default:
-		return NULL;
-	}
+	const struct collx_reduce_ops *ops = NULL;
+	size_t i;
+
+	if (impl != COLLX_REDUCE_AUTO)
+		return collx_reduce_table(impl);
+	for (i = 0; !ops && i < ARRAY_SIZE(collx_reduce_order); i++)
+		ops = collx_reduce_table(collx_reduce_order[i]);
+	return ops;
 }
 
 bool collx_reduce_impl_available(enum collx_reduce_impl impl)
@@ -146,8 +163,6 @@ int collx_reduce_scale_avg_with(enum collx_reduce_impl impl, void *buf,
 	if (ret)
 		return ret;
 	fn = ops->scale[dtype];
-	if (!fn)
-		fn = collx_reduce_scalar_ops.scale[dtype];
 	step = collx_fpu_elems(esize);
 
 	while (count) {
@@ -186,4 +201,24 @@ u32 collx_bf16_to_f32_bits(u16 b)
 u16 collx_f32_bits_to_bf16(u32 f)
 {
 	return __collx_f32_bits_to_bf16(f);
+}
+
+u32 collx_e4m3_to_f32_bits(u8 x)
+{
+	return __collx_e4m3_to_f32_bits(x);
+}
+
+u8 collx_f32_bits_to_e4m3(u32 f)
+{
+	return __collx_f32_bits_to_e4m3(f);
+}
+
+u32 collx_e5m2_to_f32_bits(u8 x)
+{
+	return __collx_e5m2_to_f32_bits(x);
+}
+
+u8 collx_f32_bits_to_e5m2(u32 f)
+{
+	return __collx_f32_bits_to_e5m2(f);
 }

@@ -13,18 +13,25 @@
 /**
  * enum collx_reduce_impl - which implementation of the kernels to run
  * @COLLX_REDUCE_AUTO: the fastest one this CPU supports
- * @COLLX_REDUCE_SCALAR: portable C, one element at a time
- * @COLLX_REDUCE_AVX2: x86-64 AVX2 (and F16C for fp16); the tail of a buffer
- *	that does not fill a vector runs the scalar code
+ * @COLLX_REDUCE_SCALAR: portable C, written so that compilers vectorise it
+ * @COLLX_REDUCE_AVX2: x86-64 AVX2 (and F16C for fp16)
+ * @COLLX_REDUCE_AVX512: x86-64 AVX-512 F, BW, DQ and VL
+ * @COLLX_REDUCE_AVX512_BF16: %COLLX_REDUCE_AVX512 with AVX512_BF16's
+ *	fp32 to bf16 rounding instruction for bf16
+ * @COLLX_REDUCE_NEON: arm64 Advanced SIMD
  * @COLLX_REDUCE_IMPL_COUNT: number of values; not an implementation
  *
  * Every implementation gives bit-identical results; the choice only changes
- * speed.  Tests and benchmarks name one explicitly.
+ * speed.  The tail of a buffer that does not fill a vector runs the scalar
+ * rules.  Tests and benchmarks name one explicitly.
  */
 enum collx_reduce_impl {
 	COLLX_REDUCE_AUTO,
 	COLLX_REDUCE_SCALAR,
 	COLLX_REDUCE_AVX2,
+	COLLX_REDUCE_AVX512,
+	COLLX_REDUCE_AVX512_BF16,
+	COLLX_REDUCE_NEON,
 	COLLX_REDUCE_IMPL_COUNT,
 };
 
@@ -51,7 +58,8 @@ size_t collx_dtype_size(enum collx_dtype dtype);
  *
  * Context: any.
  * Return: true for %COLLX_REDUCE_AUTO and %COLLX_REDUCE_SCALAR always, for
- * %COLLX_REDUCE_AVX2 when the CPU (and, in the kernel, the OS) has AVX2.
+ * a SIMD implementation when the CPU (and, in the kernel, the OS) has the
+ * instructions it uses.
  */
 bool collx_reduce_impl_available(enum collx_reduce_impl impl);
 
@@ -60,7 +68,8 @@ bool collx_reduce_impl_available(enum collx_reduce_impl impl);
  * @impl: implementation; %COLLX_REDUCE_AUTO names the one it resolves to
  *
  * Context: any.
- * Return: a static string ("scalar", "avx2", "invalid").
+ * Return: a static string ("scalar", "avx2", "avx512", "avx512bf16",
+ * "neon"; "invalid" for one this CPU cannot run or an unknown value).
  */
 const char *collx_reduce_impl_name(enum collx_reduce_impl impl);
 
@@ -115,7 +124,7 @@ int collx_reduce(void *dst, const void *src, size_t count,
  * @dtype: element type
  * @nranks: number of ranks that contributed, at least 1
  *
- * Floats divide (correctly rounded; fp16/bf16 through fp32).  Integers
+ * Floats divide (correctly rounded; fp16, bf16 and fp8 through fp32).  Integers
  * divide truncating toward zero, as NCCL's ncclAvg does, applied to the
  * (possibly wrapped) sum.
  *
@@ -142,11 +151,14 @@ int collx_reduce_scale_avg(void *buf, size_t count, enum collx_dtype dtype,
 			   u32 nranks);
 
 /*
- * Conversions between the 16-bit float formats and binary32 bit patterns.
- * Integer-only code, usable anywhere (no FPU section needed).  To binary32
- * is exact (signalling NaNs come back quiet for fp16, as F16C does); from
- * binary32 rounds to nearest, ties to even, overflows to infinity, makes
- * subnormals and keeps NaN payload bits that fit (quieted).
+ * Conversions between the narrow float formats and binary32 bit patterns.
+ * Integer-only code, usable anywhere (no FPU section needed), and the
+ * reference the kernels are tested against.  To binary32 is exact
+ * (signalling NaNs come back quiet for fp16 and fp8, as F16C does for
+ * fp16); from binary32 rounds to nearest, ties to even, makes subnormals
+ * and keeps the NaN payload bits that fit (quieted).  Overflow: fp16,
+ * bf16 and E5M2 give infinity; E4M3, which has none, saturates to +-448
+ * (OCP 8-bit floating point, saturating mode; infinities saturate too).
  */
 
 /**
@@ -184,5 +196,46 @@ u32 collx_bf16_to_f32_bits(u16 b);
  * Return: bfloat16 bits.
  */
 u16 collx_f32_bits_to_bf16(u32 f);
+
+/**
+ * collx_e4m3_to_f32_bits() - OCP FP8 E4M3 to binary32 bits
+ * @x: E4M3 bits (S.EEEE.MMM, bias 7; S.1111.111 is NaN)
+ *
+ * Context: any.
+ * Return: binary32 bits of the same value; NaN gives a quiet NaN of the
+ * same sign.
+ */
+u32 collx_e4m3_to_f32_bits(u8 x);
+
+/**
+ * collx_f32_bits_to_e4m3() - binary32 bits to E4M3, round to nearest even
+ * @f: binary32 bits
+ *
+ * Values whose rounded magnitude exceeds 448, and infinities, saturate to
+ * +-448.
+ *
+ * Context: any.
+ * Return: E4M3 bits; a NaN gives S.1111.111.
+ */
+u8 collx_f32_bits_to_e4m3(u32 f);
+
+/**
+ * collx_e5m2_to_f32_bits() - OCP FP8 E5M2 to binary32 bits
+ * @x: E5M2 bits (S.EEEEE.MM, bias 15, the top byte of a binary16)
+ *
+ * Context: any.
+ * Return: binary32 bits of the same value (NaNs quiet).
+ */
+u32 collx_e5m2_to_f32_bits(u8 x);
+
+/**
+ * collx_f32_bits_to_e5m2() - binary32 bits to E5M2, round to nearest even
+ * @f: binary32 bits
+ *
+ * Context: any.
+ * Return: E5M2 bits; magnitudes from 61440 (the midpoint above 57344) up
+ * round to infinity.
+ */
+u8 collx_f32_bits_to_e5m2(u32 f);
 
 #endif /* _COLLX_CORE_REDUCE_H */

@@ -8,11 +8,13 @@
  * feature check (AVX2 and F16C).  Built with FPU flags: in the kernel
  * every function here runs between collx_fpu_begin() and collx_fpu_end().
  *
- * Each vector lane follows the per-element rules of reduce_scalar.c, and
- * tails shorter than a vector run the scalar kernel itself, so the results
- * are bit-identical to the scalar implementation.
+ * Each vector lane follows the per-element rules of reduce_elem.h, and
+ * tails shorter than a vector run those rules themselves, so the results
+ * are bit-identical to the scalar implementation.  The fp8 types have no
+ * hand-written vectors: the compiler vectorises reduce_elem.h's loops for
+ * AVX2.
  */
-#include "reduce_impl.h"
+#include "reduce_elem.h"
 
 #ifdef COLLX_HAVE_X86_SIMD
 
@@ -182,7 +184,7 @@ INT_VOP(s64, u64)
 INT_VOP(u64, u64)
 
 /*
- * Float lanes, the rules of reduce_scalar.c: canonical NaN results, and
+ * Float lanes, the rules of reduce_elem.h: canonical NaN results, and
  * max/min as IEEE 754-2019 maximum/minimum (NaN wins, -0 < +0; equal
  * operands give the AND (max) or OR (min) of their bits).
  */
@@ -337,24 +339,6 @@ static __always_inline size_t vop_bytes(enum collx_dtype dt)
 	return dt == COLLX_FP16 ? 16 : 32;
 }
 
-static __always_inline size_t elem_size(enum collx_dtype dt)
-{
-	switch (dt) {
-	case COLLX_INT8:
-	case COLLX_UINT8:
-		return 1;
-	case COLLX_FP16:
-	case COLLX_BF16:
-		return 2;
-	case COLLX_INT32:
-	case COLLX_UINT32:
-	case COLLX_FP32:
-		return 4;
-	default:
-		return 8;
-	}
-}
-
 static __always_inline void COLLX_AVX2 vop(enum collx_dtype dt, u8 *d,
 					   const u8 *s, int op)
 {
@@ -500,6 +484,10 @@ static __always_inline void COLLX_AVX2 avx2_loop(enum collx_dtype dt, int op,
 	u64_vec nan = { 0 };
 	u64 lanes[4];
 
+	if (dt == COLLX_FP8_E4M3 || dt == COLLX_FP8_E5M2) {
+		elem_loop(dt, op, d, s, n);
+		return;
+	}
 	if (raw_arith(dt, op)) {
 		for (; i + 2 * vb <= nb; i += 2 * vb) {
 			__builtin_prefetch(d + i + PFD, 1);
@@ -520,12 +508,10 @@ static __always_inline void COLLX_AVX2 avx2_loop(enum collx_dtype dt, int op,
 		vop(dt, d + i, s + i, op);
 		i += vb;
 	}
-	if (i < nb)
-		collx_reduce_scalar_ops.reduce[dt][op](d + i, s + i,
-						       (nb - i) / es);
+	elem_loop(dt, op, d + i, s + i, (nb - i) / es);
 }
 
-/* avg scaling: floats divide in lanes; integers use the scalar code. */
+/* avg scaling: floats divide in lanes; integers and fp8 per element. */
 static __always_inline void COLLX_AVX2 sop(enum collx_dtype dt, u8 *d,
 					   u32 nranks)
 {
@@ -563,96 +549,75 @@ static __always_inline void COLLX_AVX2 avx2_scale(enum collx_dtype dt, u8 *d,
 {
 	size_t es = elem_size(dt), vb = vop_bytes(dt), nb = n * es, i = 0;
 
+	if (dt != COLLX_FP16 && dt != COLLX_FP32 && dt != COLLX_FP64 &&
+	    dt != COLLX_BF16) {
+		elem_scale(dt, d, n, nranks);
+		return;
+	}
 	for (; i + vb <= nb; i += vb)
 		sop(dt, d + i, nranks);
-	if (i < nb)
-		collx_reduce_scalar_ops.scale[dt](d + i, (nb - i) / es, nranks);
+	elem_scale(dt, d + i, (nb - i) / es, nranks);
 }
 
-/* One function per dtype and op: the loops above with constants. */
-#define AVX2_FN(DT, OP)							\
-static void COLLX_AVX2 avx2_##DT##_##OP(void *d, const void *s, size_t n) \
-{									\
-	avx2_loop(COLLX_##DT, COLLX_OP_##OP, d, s, n);			\
-}
+#define AVX2_SCALE(dt, d, n, nranks)	avx2_scale(dt, d, n, nranks)
+#define AVX2_FN4(DT)	COLLX_FN4(avx2, COLLX_AVX2, avx2_loop, DT)
+#define AVX2_SCALE_FN(DT) COLLX_SCALE_FN(avx2, COLLX_AVX2, AVX2_SCALE, DT)
 
-#define AVX2_SCALE_FN(DT)						\
-static void COLLX_AVX2 avx2_##DT##_scale(void *d, size_t n, u32 nranks) \
-{									\
-	avx2_scale(COLLX_##DT, d, n, nranks);				\
-}
+AVX2_FN4(INT8)
+AVX2_FN4(UINT8)
+AVX2_FN4(INT32)
+AVX2_FN4(UINT32)
+AVX2_FN4(INT64)
+AVX2_FN4(UINT64)
+AVX2_FN4(FP16)
+AVX2_FN4(FP32)
+AVX2_FN4(FP64)
+AVX2_FN4(BF16)
+AVX2_FN4(FP8_E4M3)
+AVX2_FN4(FP8_E5M2)
 
-AVX2_FN(INT8, SUM)
-AVX2_FN(INT8, PROD)
-AVX2_FN(INT8, MAX)
-AVX2_FN(INT8, MIN)
-AVX2_FN(UINT8, SUM)
-AVX2_FN(UINT8, PROD)
-AVX2_FN(UINT8, MAX)
-AVX2_FN(UINT8, MIN)
-AVX2_FN(INT32, SUM)
-AVX2_FN(INT32, PROD)
-AVX2_FN(INT32, MAX)
-AVX2_FN(INT32, MIN)
-AVX2_FN(UINT32, SUM)
-AVX2_FN(UINT32, PROD)
-AVX2_FN(UINT32, MAX)
-AVX2_FN(UINT32, MIN)
-AVX2_FN(INT64, SUM)
-AVX2_FN(INT64, PROD)
-AVX2_FN(INT64, MAX)
-AVX2_FN(INT64, MIN)
-AVX2_FN(UINT64, SUM)
-AVX2_FN(UINT64, PROD)
-AVX2_FN(UINT64, MAX)
-AVX2_FN(UINT64, MIN)
-AVX2_FN(FP16, SUM)
-AVX2_FN(FP16, PROD)
-AVX2_FN(FP16, MAX)
-AVX2_FN(FP16, MIN)
-AVX2_FN(FP32, SUM)
-AVX2_FN(FP32, PROD)
-AVX2_FN(FP32, MAX)
-AVX2_FN(FP32, MIN)
-AVX2_FN(FP64, SUM)
-AVX2_FN(FP64, PROD)
-AVX2_FN(FP64, MAX)
-AVX2_FN(FP64, MIN)
-AVX2_FN(BF16, SUM)
-AVX2_FN(BF16, PROD)
-AVX2_FN(BF16, MAX)
-AVX2_FN(BF16, MIN)
-
+AVX2_SCALE_FN(INT8)
+AVX2_SCALE_FN(UINT8)
+AVX2_SCALE_FN(INT32)
+AVX2_SCALE_FN(UINT32)
+AVX2_SCALE_FN(INT64)
+AVX2_SCALE_FN(UINT64)
 AVX2_SCALE_FN(FP16)
 AVX2_SCALE_FN(FP32)
 AVX2_SCALE_FN(FP64)
 AVX2_SCALE_FN(BF16)
-
-#define OPS4(DT)							\
-	{ avx2_##DT##_SUM, avx2_##DT##_PROD, avx2_##DT##_MAX,		\
-	  avx2_##DT##_MIN }
-#define SCALE(DT)	avx2_##DT##_scale
+AVX2_SCALE_FN(FP8_E4M3)
+AVX2_SCALE_FN(FP8_E5M2)
 
 const struct collx_reduce_ops collx_reduce_avx2_ops = {
 	.name = "avx2",
 	.reduce = {
-		[COLLX_INT8] = OPS4(INT8),
-		[COLLX_UINT8] = OPS4(UINT8),
-		[COLLX_INT32] = OPS4(INT32),
-		[COLLX_UINT32] = OPS4(UINT32),
-		[COLLX_INT64] = OPS4(INT64),
-		[COLLX_UINT64] = OPS4(UINT64),
-		[COLLX_FP16] = OPS4(FP16),
-		[COLLX_FP32] = OPS4(FP32),
-		[COLLX_FP64] = OPS4(FP64),
-		[COLLX_BF16] = OPS4(BF16),
+		COLLX_OPS4(avx2, INT8),
+		COLLX_OPS4(avx2, UINT8),
+		COLLX_OPS4(avx2, INT32),
+		COLLX_OPS4(avx2, UINT32),
+		COLLX_OPS4(avx2, INT64),
+		COLLX_OPS4(avx2, UINT64),
+		COLLX_OPS4(avx2, FP16),
+		COLLX_OPS4(avx2, FP32),
+		COLLX_OPS4(avx2, FP64),
+		COLLX_OPS4(avx2, BF16),
+		COLLX_OPS4(avx2, FP8_E4M3),
+		COLLX_OPS4(avx2, FP8_E5M2),
 	},
-	/* integer avg: no lane division in AVX2; reduce.c uses scalar */
 	.scale = {
-		[COLLX_FP16] = SCALE(FP16),
-		[COLLX_FP32] = SCALE(FP32),
-		[COLLX_FP64] = SCALE(FP64),
-		[COLLX_BF16] = SCALE(BF16),
+		COLLX_SCALE(avx2, INT8),
+		COLLX_SCALE(avx2, UINT8),
+		COLLX_SCALE(avx2, INT32),
+		COLLX_SCALE(avx2, UINT32),
+		COLLX_SCALE(avx2, INT64),
+		COLLX_SCALE(avx2, UINT64),
+		COLLX_SCALE(avx2, FP16),
+		COLLX_SCALE(avx2, FP32),
+		COLLX_SCALE(avx2, FP64),
+		COLLX_SCALE(avx2, BF16),
+		COLLX_SCALE(avx2, FP8_E4M3),
+		COLLX_SCALE(avx2, FP8_E5M2),
 	},
 };
 

@@ -183,6 +183,14 @@ int collx_dtree(u32 nranks, u32 rank, u32 tree, struct collx_tree_node *node)
 	return 0;
 }
 
+u32 collx_dtree_root(u32 nranks, u32 tree)
+{
+	if (!nranks || nranks > COLLX_SCHED_MAX_RANKS || tree != 1)
+		return 0;
+	/* the rank collx_dtree() puts at position 0 of tree 0 */
+	return nranks & 1 ? 1 % nranks : nranks - 1;
+}
+
 int collx_rd_info(u32 nranks, u32 rank, struct collx_rd_info *info)
 {
 	u32 pof2 = 1, nsteps = 0;

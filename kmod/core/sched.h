@@ -191,6 +191,18 @@ int collx_btree(u32 nranks, u32 rank, struct collx_tree_node *node);
 int collx_dtree(u32 nranks, u32 rank, u32 tree, struct collx_tree_node *node);
 
 /**
+ * collx_dtree_root() - the root of one tree of the double binary tree
+ * @nranks: number of ranks, at least 1
+ * @tree: 0 or 1
+ *
+ * Context: any.
+ * Return: the rank whose collx_dtree() parent is -1: 0 for tree 0; for
+ * tree 1 n - 1 (even @nranks) or 1 % n (odd), or 0 for arguments out of
+ * range.
+ */
+u32 collx_dtree_root(u32 nranks, u32 tree);
+
+/**
  * struct collx_rd_info - one rank's place in recursive doubling
  * @pof2: largest power of two not above nranks
  * @rem: nranks - @pof2, the ranks folded away before the exchange
