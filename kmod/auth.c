@@ -55,8 +55,8 @@ void collx_auth_free(struct crypto_shash *tfm)
 }
 
 static int collx_auth_mac(struct crypto_shash *tfm, const char *label,
-			  const void *a, size_t alen, const void *b, size_t blen,
-			  u8 *out)
+			  const void *a, size_t alen, const void *b,
+			  size_t blen, u8 *out)
 {
 	SHASH_DESC_ON_STACK(desc, tfm);
 	int ret;

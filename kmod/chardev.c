@@ -132,6 +132,17 @@ static int collx_ioctl_submit_group(struct collx_ucmd *ucmd)
 	return ret ? ret : ret2;
 }
 
+static int collx_ioctl_comm_query(struct collx_ucmd *ucmd)
+{
+	struct collx_comm_query *cmd = ucmd->cmd;
+	int ret;
+
+	ret = collx_comm_query(ucmd->cf, cmd);
+	if (ret)
+		return ret;
+	return collx_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
 static int collx_ioctl_wait(struct collx_ucmd *ucmd)
 {
 	struct collx_wait *cmd = ucmd->cmd;
@@ -152,6 +163,7 @@ union collx_ucmd_buffer {
 	struct collx_submit submit;
 	struct collx_wait wait;
 	struct collx_submit_group submit_group;
+	struct collx_comm_query comm_query;
 };
 
 struct collx_ioctl_op {
@@ -188,6 +200,8 @@ static const struct collx_ioctl_op collx_ioctl_ops[] = {
 		       struct collx_wait, completion),
 	COLLX_IOCTL_OP(SUBMIT_GROUP, collx_ioctl_submit_group,
 		       struct collx_submit_group, __reserved),
+	COLLX_IOCTL_OP(COMM_QUERY, collx_ioctl_comm_query,
+		       struct collx_comm_query, ops_queued),
 };
 
 static long collx_fops_ioctl(struct file *filp, unsigned int cmd,

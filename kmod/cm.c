@@ -112,7 +112,8 @@ static struct collx_peer *collx_cm_find(struct net *net,
 					const struct sockaddr *src,
 					struct collx_cm_entry **entry)
 {
-	u32 srank = be32_to_cpu(req->src_rank), drank = be32_to_cpu(req->dst_rank);
+	u32 srank = be32_to_cpu(req->src_rank);
+	u32 drank = be32_to_cpu(req->dst_rank);
 	const struct sockaddr_in *want, *got = (const void *)src;
 	struct collx_peer *peer = NULL;
 	struct collx_cm_entry *e;
@@ -121,8 +122,8 @@ static struct collx_peer *collx_cm_find(struct net *net,
 	list_for_each_entry(e, &collx_cm_registry, list) {
 		const struct collx_conn_params *p = e->params;
 
-		if (!net_eq(p->net, net) || p->lookup != be64_to_cpu(req->lookup) ||
-		    p->rank != drank)
+		if (!net_eq(p->net, net) || p->rank != drank ||
+		    p->lookup != be64_to_cpu(req->lookup))
 			continue;
 		if (be32_to_cpu(req->nranks) != p->nranks || srank >= drank)
 			break;
@@ -171,7 +172,8 @@ static int collx_cm_request(struct rdma_cm_id *cm_id,
 	    be32_to_cpu(req->magic) != COLLX_WIRE_MAGIC)
 		return collx_cm_reject(cm_id);
 	peer = collx_cm_find(l->net, req,
-			     (struct sockaddr *)&cm_id->route.addr.dst_addr, &e);
+			     (struct sockaddr *)&cm_id->route.addr.dst_addr,
+			     &e);
 	if (!peer)
 		return collx_cm_reject(cm_id);
 
@@ -261,7 +263,8 @@ static void collx_cm_established(struct collx_peer *peer,
 	}
 	memcpy(peer->peer_nonce, rep->nonce, sizeof(peer->peer_nonce));
 	ret = collx_auth_proof(peer->params->shash, false, peer->params->rank,
-			       peer->rank, peer->nonce, peer->peer_nonce, proof);
+			       peer->rank, peer->nonce, peer->peer_nonce,
+			       proof);
 	if (!ret)
 		ret = collx_peer_post_reg(peer);
 	if (!ret)
@@ -334,7 +337,8 @@ static int collx_cm_active_event(struct collx_peer *peer,
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		ret = collx_peer_setup(peer, cm_id);
 		if (ret) {
-			peer->cm_id = cm_id;	/* collx_peer_release() ends it */
+			/* Keep the id: collx_peer_release() ends it. */
+			peer->cm_id = cm_id;
 			collx_peer_set_state(peer, COLLX_PEER_FAILED, ret);
 			return 0;
 		}

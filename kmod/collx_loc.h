@@ -55,6 +55,7 @@ void collx_op_put(struct collx_op *op);
 /* comm.c */
 int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd);
 int collx_comm_destroy(struct collx_file *cf, u32 handle);
+int collx_comm_query(struct collx_file *cf, struct collx_comm_query *cmd);
 void collx_comm_teardown(struct collx_comm *comm, int err);
 void collx_comm_fail(struct collx_comm *comm, const struct collx_blame *b);
 struct collx_comm *collx_comm_get_handle(struct collx_file *cf, u32 handle);
@@ -85,12 +86,17 @@ void collx_memlock_uncharge(struct mm_struct *mm, unsigned long npages);
 int collx_dmabuf_reg(struct collx_mr *mr, int fd, u64 offset);
 void collx_dmabuf_release(struct collx_mr *mr);
 int collx_dmabuf_dmap(struct collx_buf *b, struct ib_device *ibdev, u64 pos);
+void collx_dmabuf_use(struct collx_buf *b, bool use);
+void collx_dmabuf_idle(struct collx_mr *mr);
+void collx_dmabuf_init(void);
+void collx_dmabuf_exit(void);
 
 /* direct.c */
 int collx_dmap_pages(struct collx_dmap *dm, struct ib_device *ibdev,
 		     struct page **pages, unsigned long npages,
 		     unsigned int first, u64 bytes);
 int collx_dmap_map(struct collx_buf *b, struct ib_device *ibdev);
+int collx_dmap_index(struct collx_dmap *dm);
 void collx_dmap_unmap(struct collx_dmap *dm);
 unsigned int collx_dmap_find(const struct collx_dmap *dm, u64 off);
 u32 collx_dmap_sges(const struct collx_dmap *dm, u64 off, u32 len, u32 lkey,
@@ -126,6 +132,7 @@ void collx_peer_init(struct collx_peer *peer, const struct collx_peer_ops *ops,
 int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id);
 void collx_peer_release_rdma(struct collx_peer *peer);
 void collx_peer_release(struct collx_peer *peer);
+void collx_peer_drain(struct collx_peer *peer);
 bool collx_peer_abort(struct collx_peer *peer, int err, u32 rank, u32 phase,
 		      u32 step);
 void collx_peer_hangup(struct collx_peer *peer, bool wait,
@@ -181,7 +188,8 @@ bool collx_dest_lookup(struct collx_peer *peer, u64 seq, u32 ordinal, u64 off,
 
 /* staging.c */
 int collx_staging_alloc(struct ib_device *ibdev, struct ib_pd *pd,
-			struct collx_staging *st);
+			struct collx_staging *st, u32 tag);
+u64 collx_iova(u64 iova, u32 tag);
 void collx_staging_free(struct ib_device *ibdev, struct collx_staging *st);
 void *collx_staging_slot(const struct collx_staging *st, u32 slot);
 void collx_staging_sync(struct ib_device *ibdev, const struct collx_staging *st,

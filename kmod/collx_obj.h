@@ -44,7 +44,7 @@
 struct collx_comm;
 struct collx_peer;
 struct dma_buf;
-struct dma_buf_attachment;
+struct collx_dmabuf;
 struct collx_debugfs_file;
 
 /**
@@ -305,6 +305,7 @@ struct collx_conn_params {
  * @mutex: serialises the rdma_cm handlers with setup and release
  * @closing: the connection is being released; handlers leave it alone
  * @draining: its QP is being drained; flushed completions are expected
+ * @drained: its QP is drained (collx_peer_drain()): nothing is posted
  * @ctrl_mapped: @ctrl_dma is a live mapping
  * @charged: staging pages charged to @params->memlock_mm
  */
@@ -373,6 +374,7 @@ struct collx_peer {
 	struct mutex mutex; /* see above */
 	bool closing;
 	bool draining;
+	bool drained;
 	bool ctrl_mapped;
 	unsigned long charged;
 };
@@ -492,8 +494,7 @@ struct collx_comm {
  * @map: the vmap() of @pages (host pages)
  * @pinned: pages charged to @mm's pinned_vm
  * @dmabuf: the dma-buf, or NULL for host pages
- * @attach: the dma-buf attachment
- * @sgt: the attachment's mapping
+ * @dmabuf_priv: the importer's state (dmabuf.c)
  * @dmabuf_off: offset of the first byte in the dma-buf
  * @revoked: the exporter moved or revoked the buffer; collectives on it
  *	fail with -EFAULT
@@ -511,8 +512,7 @@ struct collx_mr {
 	void *map;
 	unsigned long pinned;
 	struct dma_buf *dmabuf;
-	struct dma_buf_attachment *attach;
-	struct sg_table *sgt;
+	struct collx_dmabuf *dmabuf_priv;
 	u64 dmabuf_off;
 	bool revoked;
 	atomic_t busy;
@@ -535,6 +535,8 @@ struct collx_dseg {
  * @segs: the DMA segments of @sgt, in buffer order
  * @nsegs: how many
  * @bytes: the buffer's length
+ * @premapped: @sgt only describes DMA addresses mapped elsewhere (a
+ *	dma-buf attachment's): nothing to unmap
  */
 struct collx_dmap {
 	struct ib_device *ibdev;
@@ -542,6 +544,7 @@ struct collx_dmap {
 	struct collx_dseg *segs;
 	unsigned int nsegs;
 	u64 bytes;
+	bool premapped;
 };
 
 /**
@@ -555,6 +558,8 @@ struct collx_dmap {
  * @mm: (bounced) the mm charged
  * @map: (bounced, TMP) what to vunmap/kvfree
  * @dmap: its mapping for the NIC, when it lies in a registration
+ * @op: the op it belongs to
+ * @mr_entry: entry in a dma-buf registration's users
  * @write: the op writes it
  */
 struct collx_buf {
@@ -567,6 +572,8 @@ struct collx_buf {
 	struct mm_struct *mm;
 	void *map;
 	struct collx_dmap dmap;
+	struct collx_op *op;
+	struct list_head mr_entry;
 	bool write;
 };
 
@@ -609,6 +616,7 @@ struct collx_xstate {
  * @sched: its schedule
  * @xs: the executor's state of each transfer of @sched
  * @slice: elements per slice
+ * @sig: signature of what the op is, carried by each of its chunks
  * @left: transfers not yet complete
  * @mem: COLLX_MEM_* paths taken
  * @started: data movement began
@@ -633,6 +641,7 @@ struct collx_op {
 	struct collx_sched sched;
 	struct collx_xstate *xs;
 	u64 slice;
+	u32 sig;
 	u32 left;
 	u32 mem;
 	bool started;

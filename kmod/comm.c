@@ -180,7 +180,7 @@ struct collx_peer *collx_comm_peer(struct collx_comm *comm, u32 rank,
 		if (peer) {
 			collx_peer_init(peer, &collx_comm_peer_ops, comm,
 					&comm->params, rank);
-			/* Published whole: the engine reads it without a lock. */
+			/* Published whole: the engine reads it unlocked. */
 			smp_store_release(&comm->peers[rank], peer);
 		}
 	}
@@ -275,7 +275,7 @@ static int collx_comm_check_peers(struct collx_comm *comm,
 			continue;
 		err = collx_peer_failed(peer);
 		if (!err || (!peer->ever_ready && !peer->active))
-			continue;	/* a refused attempt: it may come back */
+			continue;	/* a refused attempt: may come back */
 		b->err = err;
 		b->phase = COLLX_PHASE_CONNECT;
 		b->step = 0;
@@ -289,20 +289,26 @@ static int collx_comm_check_peers(struct collx_comm *comm,
 static void collx_comm_abort_peers(struct collx_comm *comm,
 				   const struct collx_blame *b)
 {
-	unsigned long deadline = jiffies + msecs_to_jiffies(COLLX_ABORT_WAIT_MS);
+	unsigned long deadline;
 	u32 i, rank = b->rank;
 	bool *wait;
 
+	int err = b->err;
+
+	deadline = jiffies + msecs_to_jiffies(COLLX_ABORT_WAIT_MS);
 	wait = kcalloc(comm->params.nranks, sizeof(*wait), GFP_KERNEL);
 	/* Nobody to blame (destroy, a local error): the peers blame us. */
 	if (rank == COLLX_RANK_NONE)
 		rank = comm->params.rank;
+	/* Our destroy is, to a peer, a rank that went away. */
+	if (err == -ECANCELED)
+		err = -ECONNRESET;
 	for (i = 0; i < comm->params.nranks; i++) {
 		struct collx_peer *peer = READ_ONCE(comm->peers[i]);
 
 		if (peer && wait)
-			wait[i] = collx_peer_abort(peer, b->err, rank,
-						   b->phase, b->step);
+			wait[i] = collx_peer_abort(peer, err, rank, b->phase,
+						   b->step);
 	}
 	for (i = 0; i < comm->params.nranks; i++) {
 		struct collx_peer *peer = READ_ONCE(comm->peers[i]);
@@ -324,7 +330,9 @@ void collx_comm_work(struct work_struct *work)
 	struct collx_comm *comm = container_of(work, struct collx_comm, work);
 	struct collx_blame b = {};
 	bool abort = false;
+	u32 timeout = comm->params.timeout_ms;
 	int ret;
+	u32 i;
 
 	mutex_lock(&comm->lock);
 	if (READ_ONCE(comm->state) == COLLX_COMM_READY) {
@@ -340,7 +348,7 @@ void collx_comm_work(struct work_struct *work)
 			cancel_delayed_work(&comm->timeout_work);
 		else if (!delayed_work_pending(&comm->timeout_work))
 			mod_delayed_work(collx_wq, &comm->timeout_work,
-					 msecs_to_jiffies(comm->params.timeout_ms));
+					 msecs_to_jiffies(timeout));
 	}
 	if (READ_ONCE(comm->state) == COLLX_COMM_ERROR && !comm->aborted) {
 		collx_comm_failure(comm, &b);
@@ -355,6 +363,14 @@ void collx_comm_work(struct work_struct *work)
 			comm->id, comm->params.rank, b.err, (int)b.rank,
 			b.phase, b.step);
 		collx_comm_abort_peers(comm, &b);
+		/* The NIC lets go of failed ops' buffers now. */
+		for (i = 0; i < comm->params.nranks; i++) {
+			struct collx_peer *peer = READ_ONCE(comm->peers[i]);
+
+			if (peer)
+				collx_peer_drain(peer);
+		}
+		collx_op_release_held(comm);
 	}
 }
 
@@ -398,7 +414,7 @@ void collx_comm_timeout_work(struct work_struct *work)
 	collx_comm_fail(comm, &b);
 }
 
-/* ---- create ------------------------------------------------------------ */
+/* ---- create -------------------------------------------------------- */
 
 static int collx_comm_copy_addrs(struct collx_comm *comm,
 				 const struct collx_comm_create *cmd)
@@ -477,7 +493,8 @@ static bool collx_comm_connect_done(struct collx_comm *comm,
 		struct collx_peer *peer = comm->peers[r];
 		enum collx_peer_state st = READ_ONCE(peer->state);
 
-		if (st == COLLX_PEER_FAILED && (peer->active || peer->ever_ready))
+		if (st == COLLX_PEER_FAILED &&
+		    (peer->active || peer->ever_ready))
 			return true;
 		if (st != COLLX_PEER_READY)
 			return false;
@@ -505,7 +522,8 @@ static int collx_comm_connect(struct collx_comm *comm, unsigned long *set,
 		}
 	}
 	left = wait_event_interruptible_timeout(comm->connected,
-						collx_comm_connect_done(comm, set),
+						collx_comm_connect_done(comm,
+									set),
 						left);
 	if (left < 0) {
 		b->err = left;
@@ -706,7 +724,38 @@ out_put:
 	return ret;
 }
 
-/* ---- teardown -------------------------------------------------------------- */
+/**
+ * collx_comm_query() - COLLX_IOC_COMM_QUERY
+ * @cf: the file
+ * @cmd: the request; the out fields are filled in
+ *
+ * Context: process context.
+ * Return: 0, -ENOENT or -EINVAL.
+ */
+int collx_comm_query(struct collx_file *cf, struct collx_comm_query *cmd)
+{
+	struct collx_comm *comm;
+	struct collx_blame b;
+
+	if (cmd->flags)
+		return -EINVAL;
+	comm = collx_comm_get_handle(cf, cmd->comm_id);
+	if (!comm)
+		return -ENOENT;
+	collx_comm_failure(comm, &b);
+	cmd->state = READ_ONCE(comm->state) == COLLX_COMM_READY ?
+		     COLLX_COMM_STATE_READY : COLLX_COMM_STATE_ERROR;
+	cmd->error = cmd->state == COLLX_COMM_STATE_READY ? 0 : b.err;
+	cmd->failed_rank = cmd->error ? b.rank : COLLX_RANK_NONE;
+	cmd->phase = cmd->error ? b.phase : COLLX_PHASE_NONE;
+	cmd->step = cmd->error ? b.step : 0;
+	cmd->global_id = comm->id;
+	cmd->ops_queued = READ_ONCE(comm->nqueued);
+	collx_comm_put(comm);
+	return 0;
+}
+
+/* ---- teardown ------------------------------------------------------ */
 
 /**
  * collx_comm_teardown() - fail a communicator and release its RDMA side
@@ -792,7 +841,7 @@ void collx_comm_release_all(struct collx_file *cf)
 		collx_comm_destroy(cf, handle);
 }
 
-/* ---- debugfs --------------------------------------------------------------- */
+/* ---- debugfs ------------------------------------------------------- */
 
 static const char *collx_comm_state_name(enum collx_comm_state state)
 {

@@ -33,7 +33,8 @@ void collx_dest_setup(struct collx_peer *peer)
 {
 	u32 i;
 
-	peer->dmr_pages = min_t(u32, peer->ibdev->attrs.max_fast_reg_page_list_len,
+	peer->dmr_pages = min_t(u32,
+				peer->ibdev->attrs.max_fast_reg_page_list_len,
 				COLLX_DEST_MAX_PAGES);
 	for (i = 0; i < COLLX_DEST_MRS; i++) {
 		struct ib_mr *mr = ib_alloc_mr(peer->pd, IB_MR_TYPE_MEM_REG,
@@ -139,6 +140,7 @@ int collx_dest_offer(struct collx_peer *peer, const struct collx_dmap *dm,
 		goto out_free;
 	}
 	d->mr->length = bytes;	/* exactly the transfer, not a byte more */
+	d->mr->iova = collx_iova(d->mr->iova, 16 + k);
 	reg.mr = d->mr;
 	reg.key = d->mr->rkey;
 
@@ -252,7 +254,9 @@ void collx_dest_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_irqsave(&peer->lock, flags);
 	/* One send queue completes in order: the oldest posted is done. */
 	if (peer->inv_done < peer->inv_posted) {
-		d = &peer->dmrs[peer->inv_order[peer->inv_done % COLLX_DEST_MRS]];
+		u32 k = peer->inv_order[peer->inv_done % COLLX_DEST_MRS];
+
+		d = &peer->dmrs[k];
 		peer->inv_done++;
 		if (wc->status == IB_WC_SUCCESS)
 			d->state = COLLX_DEST_FREE;

@@ -16,7 +16,14 @@
 
 #include "collx_loc.h"
 
-static int collx_dmap_segs(struct collx_dmap *dm)
+/**
+ * collx_dmap_index() - index the DMA segments of a mapping
+ * @dm: the mapping, @dm->sgt mapped
+ *
+ * Context: process context.
+ * Return: 0 or -ENOMEM.
+ */
+int collx_dmap_index(struct collx_dmap *dm)
 {
 	struct scatterlist *sg;
 	unsigned int i;
@@ -62,7 +69,7 @@ int collx_dmap_pages(struct collx_dmap *dm, struct ib_device *ibdev,
 	ret = ib_dma_map_sgtable_attrs(ibdev, &dm->sgt, DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		goto out_free;
-	ret = collx_dmap_segs(dm);
+	ret = collx_dmap_index(dm);
 	if (ret)
 		goto out_unmap;
 	dm->bytes = bytes;
@@ -112,7 +119,9 @@ void collx_dmap_unmap(struct collx_dmap *dm)
 {
 	if (!dm->ibdev)
 		return;
-	ib_dma_unmap_sgtable_attrs(dm->ibdev, &dm->sgt, DMA_BIDIRECTIONAL, 0);
+	if (!dm->premapped)
+		ib_dma_unmap_sgtable_attrs(dm->ibdev, &dm->sgt,
+					   DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&dm->sgt);
 	kvfree(dm->segs);
 	memset(dm, 0, sizeof(*dm));

@@ -278,6 +278,7 @@ static bool collx_run_local(struct collx_comm *comm, struct collx_op *op,
 {
 	bool progress = false;
 	u64 first, n;
+	void *dst;
 	u32 i;
 
 	for (i = 0; i < op->sched.n && *budget > 0; i++) {
@@ -289,14 +290,13 @@ static bool collx_run_local(struct collx_comm *comm, struct collx_op *op,
 		while (xs->done < xs->nslices && *budget > 0 &&
 		       collx_slice_ready(op, i, xs->done)) {
 			n = collx_slice_len(op, x, xs->done, &first);
+			dst = collx_buf_at(op, x->dst, x->dst_off + first);
 			if (x->kind == COLLX_XF_COPY && n)
-				memcpy(collx_buf_at(op, x->dst, x->dst_off + first),
-				       collx_buf_at(op, x->src, x->src_off + first),
+				memcpy(dst, collx_buf_at(op, x->src,
+							 x->src_off + first),
 				       n * op->esize);
 			else if (n)
-				collx_reduce_scale_avg(collx_buf_at(op, x->dst,
-							x->dst_off + first),
-						       n, op->dtype,
+				collx_reduce_scale_avg(dst, n, op->dtype,
 						       comm->params.nranks);
 			collx_xfer_done(op, i);
 			progress = true;
@@ -315,12 +315,77 @@ static void collx_blame(struct collx_blame *b, int err, u32 rank,
 	b->step = x ? x->step : 0;
 }
 
-/* A failure that a peer's state explains: name whom the peer names. */
-static void collx_blame_peer(struct collx_blame *b, int err,
-			     struct collx_chan *c, const struct collx_xfer *x)
+/*
+ * Whom the running group waits for, ignoring @skip's channel: a peer that
+ * gives no credit back while a slice is ready for it (it is not
+ * consuming) first; then one whose data is missing; then one not
+ * connected; then one whose acknowledgements are missing.  Returns the
+ * kind (0..3) or -1.
+ */
+static int collx_group_waits_for(struct collx_group *g, u32 skip,
+				 struct collx_blame *b)
 {
+	int best = -1;
+	u32 i;
+
+	for (i = 0; g->chans && i < g->nchans; i++) {
+		struct collx_chan *c = &g->chans[i];
+		struct collx_op *op = NULL;
+		bool ready = collx_peer_ready(c->peer);
+		int kind = -1;
+		u32 xi = 0;
+
+		if (c->rank == skip)
+			continue;
+		if (c->tx_cur < c->ntx) {
+			op = g->ops[c->tx[c->tx_cur] >> 32];
+			xi = (u32)c->tx[c->tx_cur];
+			if (collx_slice_ready(op, xi, op->xs[xi].posted))
+				kind = !ready ? 2 :
+				       !collx_peer_has_credit(c->peer) ? 0 : -1;
+		}
+		if (kind < 0 && c->rx_cur < c->nrx) {
+			op = g->ops[c->rx[c->rx_cur] >> 32];
+			xi = (u32)c->rx[c->rx_cur];
+			if (collx_slice_ready(op, xi, op->xs[xi].done) &&
+			    !collx_peer_has_arrival(c->peer))
+				kind = ready || c->peer->ever_ready ? 1 : 2;
+		}
+		if (kind < 0 && c->ntx &&
+		    c->peer->tx_posted != c->peer->tx_reaped) {
+			kind = 3;
+			op = g->ops[c->tx[c->ntx - 1] >> 32];
+			xi = (u32)c->tx[c->ntx - 1];
+		}
+		if (kind >= 0 && (best < 0 || kind < best)) {
+			best = kind;
+			collx_blame(b, b->err, c->rank, &op->sched.x[xi]);
+		}
+	}
+	return best;
+}
+
+/*
+ * A failure that a peer's state explains: name whom the peer names.  But
+ * when the peer only passed on someone else's failure (its ABORT), and
+ * this rank itself waits for data or credits from another peer, that
+ * direct observation names the stuck rank better than hearsay does.
+ */
+static void collx_blame_peer(struct collx_group *g, struct collx_blame *b,
+			     int err, struct collx_chan *c,
+			     const struct collx_xfer *x)
+{
+	struct collx_blame own = { .err = err };
+
 	collx_blame(b, err, c->rank, x);
 	collx_peer_blame(c->peer, b);
+	if (b->rank == c->rank)
+		return;
+	if (collx_group_waits_for(g, c->rank, &own) >= 0 &&
+	    own.rank != b->rank) {
+		own.err = b->err;
+		*b = own;
+	}
 }
 
 /* Take completed writes; a failed one fails the group. */
@@ -336,7 +401,7 @@ static int collx_reap_writes(struct collx_group *g, struct collx_chan *c,
 		op = g->ops[cookie >> 32];
 		x = (u32)cookie;
 		if (!ok) {
-			collx_blame_peer(b, collx_peer_failed(c->peer) ? :
+			collx_blame_peer(g, b, collx_peer_failed(c->peer) ? :
 					 -ECONNRESET, c, &op->sched.x[x]);
 			return b->err;
 		}
@@ -405,12 +470,12 @@ static int collx_recv_chan(struct collx_comm *comm, struct collx_group *g,
 		if (!collx_peer_take_arrival(peer, &arr, &slot)) {
 			ret = collx_peer_drained(peer);
 			if (ret)
-				collx_blame_peer(b, ret, c, x);
+				collx_blame_peer(g, b, ret, c, x);
 			break;
 		}
 		n = collx_slice_len(op, x, xs->done, &first);
 		bytes = n * op->esize;
-		want = collx_wire_imm(c->rx_seq, c->rx_unit);
+		want = collx_wire_imm(c->rx_seq, op->sig, c->rx_unit);
 		direct = arr.imm & COLLX_WIRE_IMM_DIRECT;
 		if ((arr.imm & ~COLLX_WIRE_IMM_DIRECT) != want ||
 		    arr.bytes != bytes || (direct && !xs->dmr)) {
@@ -424,8 +489,8 @@ static int collx_recv_chan(struct collx_comm *comm, struct collx_group *g,
 		dst = collx_buf_at(op, x->dst, x->dst_off + first);
 		if (direct) {
 			collx_dmap_sync_for_cpu(&op->buf[x->dst].dmap,
-						(x->dst_off + first) * op->esize,
-						bytes);
+						(x->dst_off + first) *
+						op->esize, bytes);
 			op->mem |= COLLX_MEM_PLACED;
 		} else if (bytes) {
 			src = collx_staging_slot(&peer->rx, slot);
@@ -488,7 +553,7 @@ static int collx_send_slice(struct collx_comm *comm, struct collx_op *op,
 	n = collx_slice_len(op, x, xs->posted, &first);
 	bytes = n * op->esize;
 	off = (x->src_off + first) * op->esize;
-	imm = collx_wire_imm(c->tx_seq, c->tx_unit);
+	imm = collx_wire_imm(c->tx_seq, op->sig, c->tx_unit);
 	raddr = peer->remote_iova + (u64)slot * collx_slot_bytes();
 	rkey = peer->remote_rkey;
 	if (bytes && src->dmap.ibdev) {
@@ -501,7 +566,8 @@ static int collx_send_slice(struct collx_comm *comm, struct collx_op *op,
 		kva = collx_staging_slot(&peer->tx, slot);
 		memcpy(kva, src->kva + off, bytes);
 		collx_staging_sync(peer->ibdev, &peer->tx, slot, bytes, true);
-		sge[0].addr = peer->tx.mr->iova + (u64)slot * collx_slot_bytes();
+		sge[0].addr = peer->tx.mr->iova +
+			      (u64)slot * collx_slot_bytes();
 		sge[0].length = bytes;
 		sge[0].lkey = peer->tx.mr->lkey;
 		nsge = 1;
@@ -514,11 +580,10 @@ static int collx_send_slice(struct collx_comm *comm, struct collx_op *op,
 	if (ret)
 		return ret;
 	atomic64_add(bytes, &collx_stats.bytes_written);
-	if (zero_copy) {
+	if (zero_copy)
 		atomic64_add(bytes, &collx_stats.bytes_zero_copy);
-	} else if (bytes) {
+	else if (bytes)
 		op->mem |= COLLX_MEM_STAGED;
-	}
 	if (imm & COLLX_WIRE_IMM_DIRECT)
 		atomic64_add(bytes, &collx_stats.bytes_placed);
 	trace_chunk_post(comm->id, op->id, c->rank, x->phase, x->step,
@@ -545,20 +610,21 @@ static int collx_send_chan(struct collx_comm *comm, struct collx_group *g,
 			c->tx_cur++;
 			continue;
 		}
+		if (!collx_slice_ready(op, xi, xs->posted))
+			return 0;
 		if (!collx_peer_ready(c->peer)) {
 			ret = collx_peer_failed(c->peer);
 			if (ret)
-				collx_blame_peer(b, ret, c, &op->sched.x[xi]);
+				collx_blame_peer(g, b, ret, c,
+						 &op->sched.x[xi]);
 			return ret;
 		}
-		if (!collx_slice_ready(op, xi, xs->posted))
-			return 0;
 		if (!collx_peer_take_credit(c->peer, &slot))
 			return 0;
 		ret = collx_send_slice(comm, op, opi, xi, c, slot);
 		if (ret) {
 			ret = collx_peer_failed(c->peer) ? : -ECONNRESET;
-			collx_blame_peer(b, ret, c, &op->sched.x[xi]);
+			collx_blame_peer(g, b, ret, c, &op->sched.x[xi]);
 			return ret;
 		}
 		*progress = true;
@@ -614,6 +680,17 @@ static bool collx_op_nic_busy(const struct collx_op *op)
 	return false;
 }
 
+/* The exporter moved or revoked a dma-buf the op uses. */
+static bool collx_op_revoked(const struct collx_op *op)
+{
+	u32 i;
+
+	for (i = COLLX_BUF_IN; i <= COLLX_BUF_OUT; i++)
+		if (op->buf[i].mr && READ_ONCE(op->buf[i].mr->revoked))
+			return true;
+	return false;
+}
+
 /* One pass over the running group; true if anything moved. */
 static int collx_group_step(struct collx_comm *comm, struct collx_group *g,
 			    bool *progress, int *budget, struct collx_blame *b)
@@ -621,6 +698,12 @@ static int collx_group_step(struct collx_comm *comm, struct collx_group *g,
 	u32 i;
 	int ret;
 
+	for (i = 0; i < g->nops; i++) {
+		if (!g->ops[i]->done && collx_op_revoked(g->ops[i])) {
+			collx_blame(b, -EFAULT, COLLX_RANK_NONE, NULL);
+			return -EFAULT;
+		}
+	}
 	for (i = 0; i < g->nchans; i++) {
 		ret = collx_reap_writes(g, &g->chans[i], progress, b);
 		if (ret)
@@ -755,10 +838,6 @@ void collx_engine_fail_all(struct collx_comm *comm, const struct collx_blame *b)
  * @comm: the comm, with @comm->lock held
  * @b: out: the rank, and the phase and step of the transfer waiting
  *
- * A peer that gives no credit back while a slice is ready for it (it is
- * not consuming) first; then one whose data is missing; then one not yet
- * connected; then one whose acknowledgements are missing.
- *
  * Context: process context.
  * Return: "credits", "data", "connection", "acks", or NULL if nothing
  * waits on a peer.
@@ -769,49 +848,13 @@ const char *collx_engine_waits_for(struct collx_comm *comm,
 	static const char * const why[] = {
 		"credits", "data", "connection", "acks"
 	};
-	struct collx_group *g = comm->run;
-	int best = ARRAY_SIZE(why);
-	u32 i;
+	int kind;
 
 	lockdep_assert_held(&comm->lock);
-	if (!g || !g->chans)
+	if (!comm->run)
 		return NULL;
-	for (i = 0; i < g->nchans; i++) {
-		struct collx_chan *c = &g->chans[i];
-		int kind = -1;
-		u32 xi = 0;
-		struct collx_op *op = NULL;
-
-		if (c->tx_cur < c->ntx) {
-			op = g->ops[c->tx[c->tx_cur] >> 32];
-			xi = (u32)c->tx[c->tx_cur];
-			if (!collx_peer_ready(c->peer))
-				kind = 2;
-			else if (collx_slice_ready(op, xi, op->xs[xi].posted) &&
-				 !collx_peer_has_credit(c->peer))
-				kind = 0;
-		}
-		if (kind < 0 && c->rx_cur < c->nrx) {
-			op = g->ops[c->rx[c->rx_cur] >> 32];
-			xi = (u32)c->rx[c->rx_cur];
-			if (!collx_peer_ready(c->peer))
-				kind = 2;
-			else if (collx_slice_ready(op, xi, op->xs[xi].done) &&
-				 !collx_peer_has_arrival(c->peer))
-				kind = 1;
-		}
-		if (kind < 0 && c->ntx &&
-		    c->peer->tx_posted != c->peer->tx_reaped) {
-			kind = 3;
-			op = g->ops[c->tx[c->ntx - 1] >> 32];
-			xi = (u32)c->tx[c->ntx - 1];
-		}
-		if (kind >= 0 && kind < best && op) {
-			best = kind;
-			collx_blame(b, -ETIMEDOUT, c->rank, &op->sched.x[xi]);
-		}
-	}
-	return best < ARRAY_SIZE(why) ? why[best] : NULL;
+	kind = collx_group_waits_for(comm->run, COLLX_RANK_NONE, b);
+	return kind >= 0 ? why[kind] : NULL;
 }
 
 static const char *collx_phase_str(u32 phase)

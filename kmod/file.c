@@ -99,6 +99,13 @@ static void collx_file_consumed(struct collx_file *cf, struct collx_op *op)
 		collx_op_put(t);
 }
 
+static long collx_file_sleep(struct collx_file *cf, struct collx_op *op,
+			     long left)
+{
+	return wait_event_interruptible_timeout(cf->wq, READ_ONCE(op->done),
+						left);
+}
+
 /**
  * collx_file_wait() - COLLX_IOC_WAIT
  * @cf: the file
@@ -133,8 +140,7 @@ int collx_file_wait(struct collx_file *cf, struct collx_wait *cmd)
 		if (!left)
 			ret = -EAGAIN;
 		else
-			left = wait_event_interruptible_timeout(cf->wq,
-						READ_ONCE(op->done), left);
+			left = collx_file_sleep(cf, op, left);
 		if (!ret && left < 0)
 			ret = left;
 		else if (!ret && !READ_ONCE(op->done))

@@ -52,6 +52,7 @@ static int __init collx_init(void)
 	if (!collx_wq)
 		return -ENOMEM;
 	collx_debugfs_init();
+	collx_dmabuf_init();
 
 	ret = collx_device_init();
 	if (ret)
@@ -74,6 +75,7 @@ out_cm_stop:
 out_device_exit:
 	collx_device_exit();
 out_debugfs:
+	collx_dmabuf_exit();
 	collx_debugfs_exit();
 	destroy_workqueue(collx_wq);
 	return ret;
@@ -84,6 +86,7 @@ static void __exit collx_exit(void)
 	collx_chardev_exit();
 	collx_cm_listen_put(&init_net);
 	collx_device_exit();
+	collx_dmabuf_exit();
 	collx_debugfs_exit();
 	destroy_workqueue(collx_wq);
 	pr_info("unloaded\n");

@@ -146,6 +146,9 @@ static int collx_pin_range(u64 addr, u64 len, bool write, struct page ***pagesp,
 	int ret;
 
 	npages = (PAGE_ALIGN(addr + len) - start) >> PAGE_SHIFT;
+	/* The page array must stay a sane kvmalloc(). */
+	if (npages > INT_MAX / sizeof(*pages))
+		return -ENOMEM;
 	ret = collx_memlock_charge(current->mm, npages, collx_memlock_limit());
 	if (ret)
 		return ret;
@@ -362,6 +365,7 @@ int collx_buf_map(struct collx_file *cf, struct collx_buf *b, u64 addr,
 	int ret;
 
 	memset(b, 0, sizeof(*b));
+	INIT_LIST_HEAD(&b->mr_entry);
 	b->write = write;
 	b->bytes = bytes;
 	mr = collx_mr_find(cf, addr, bytes);
@@ -400,6 +404,7 @@ int collx_buf_map(struct collx_file *cf, struct collx_buf *b, u64 addr,
 int collx_buf_alloc(struct collx_buf *b, u64 bytes)
 {
 	memset(b, 0, sizeof(*b));
+	INIT_LIST_HEAD(&b->mr_entry);
 	b->map = kvmalloc(bytes, GFP_KERNEL_ACCOUNT);
 	if (!b->map)
 		return -ENOMEM;
@@ -420,7 +425,10 @@ void collx_buf_unmap(struct collx_buf *b)
 {
 	collx_dmap_unmap(&b->dmap);
 	if (b->mr) {
-		atomic_dec(&b->mr->busy);
+		if (b->mr->dmabuf && !list_empty(&b->mr_entry))
+			collx_dmabuf_use(b, false);
+		if (atomic_dec_and_test(&b->mr->busy) && b->mr->dmabuf)
+			collx_dmabuf_idle(b->mr);
 		collx_mr_put(b->mr);
 		b->mr = NULL;
 	} else if (b->npages) {

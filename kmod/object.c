@@ -61,7 +61,7 @@ void collx_obj_finalize(struct xarray *xa, u32 id, void *obj)
 {
 	void *old = xa_store(xa, id, obj, GFP_KERNEL);
 
-	WARN_ON(old != NULL);	/* a reserved slot reads back as NULL */
+	WARN_ON(old);	/* a reserved slot reads back as NULL */
 }
 
 /**

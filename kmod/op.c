@@ -11,6 +11,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/jhash.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -185,10 +186,13 @@ static int collx_op_map(struct collx_file *cf, struct collx_op *op, u32 id,
 	ret = collx_buf_map(cf, &op->buf[id], addr, bytes, write);
 	if (ret)
 		return ret;
+	op->buf[id].op = op;
 	if (op->buf[id].mr) {
 		op->mem |= COLLX_MEM_ZERO_COPY;
-		if (op->buf[id].mr->dmabuf)
+		if (op->buf[id].mr->dmabuf) {
 			op->mem |= COLLX_MEM_DMABUF;
+			collx_dmabuf_use(&op->buf[id], true);
+		}
 	} else {
 		op->mem |= COLLX_MEM_BOUNCED;
 	}
@@ -324,6 +328,15 @@ static int collx_op_prepare(struct collx_file *cf, struct collx_comm *comm,
 		goto out_put;
 
 	op->slice = collx_slice_elems(collx_slot_bytes(), op->esize);
+	/*
+	 * Only what both ends of a transfer agree on: not the root, and a
+	 * send is the other side's recv.
+	 */
+	op->sig = jhash_3words((op->coll == COLLX_COLL_RECV ? COLLX_COLL_SEND :
+				op->coll) | op->dtype << 8 | op->algo << 16,
+			       op->redop,
+			       (u32)op->count ^ (u32)(op->count >> 32),
+			       0x636f6c6c);
 	for (i = 0; i < op->sched.n; i++)
 		op->xs[i].nslices = max_t(u64, 1,
 					  collx_nslices(op->sched.x[i].count,

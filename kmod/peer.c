@@ -11,15 +11,15 @@
  *
  *   active                                 passive
  *     REQ  {lookup, ranks, nonce_a}  ───►  checks address and lookup
- *     ◄───  REP {nonce_p, proof_p}          (proof over both nonces)
+ *     <---  REP {nonce_p, proof_p}        (proof over both nonces)
  *   checks proof_p, registers rx,
- *     READY {rkey, proof_a}          ───►  checks proof_a, registers rx
- *     ◄───  READY {rkey}
+ *     READY {rkey, proof_a}          --->  checks proof_a, registers rx
+ *     <---  READY {rkey}
  *
  * The peer reports upward only through its ops table (kick, bind); it
  * never sees the comm.  An ABORT from the peer is kept with the peer
- * (collx_peer_blame()), so a failure it causes names whom it named.  Posting and completions are in xfer.c, DEST
- * windows in dest.c.
+ * (collx_peer_blame()), so a failure it causes names whom it named.
+ * Posting and completions are in xfer.c, DEST windows in dest.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -74,9 +74,12 @@ void collx_peer_set_state(struct collx_peer *peer, enum collx_peer_state state,
  * @peer: the connection
  * @err: why (negative errno)
  *
- * Marks it failed unless it is being closed or drained on purpose (then
- * flushed completions are expected).  The owner decides what that means
- * for its collectives: what already arrived is still good.
+ * Marks a ready connection failed unless it is being closed or drained on
+ * purpose (then flushed completions are expected).  Before it is ready,
+ * the rdma_cm events decide: a refused attempt has its QP moved to error
+ * and flushes its receives, which is not a failure but a retry.  The
+ * owner decides what a failure means for its collectives: what already
+ * arrived is still good.
  *
  * Context: any (CQ and CM handlers).
  */
@@ -87,7 +90,7 @@ void collx_peer_broken(struct collx_peer *peer, int err)
 
 	spin_lock_irqsave(&peer->lock, flags);
 	changed = !peer->closing && !peer->draining &&
-		  peer->state != COLLX_PEER_FAILED;
+		  peer->state == COLLX_PEER_READY;
 	if (changed) {
 		peer->state = COLLX_PEER_FAILED;
 		peer->since = jiffies;
@@ -323,9 +326,9 @@ int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 	peer->qp = cm_id->qp;
 	atomic_inc(&collx_stats.qps);
 
-	ret = collx_staging_alloc(ibdev, peer->pd, &peer->rx);
+	ret = collx_staging_alloc(ibdev, peer->pd, &peer->rx, 1);
 	if (!ret)
-		ret = collx_staging_alloc(ibdev, peer->pd, &peer->tx);
+		ret = collx_staging_alloc(ibdev, peer->pd, &peer->tx, 2);
 	if (ret)
 		goto out_release;
 	collx_dest_setup(peer);
@@ -410,12 +413,13 @@ void collx_peer_release_rdma(struct collx_peer *peer)
 	struct ib_device *ibdev = peer->ibdev;
 	unsigned long flags;
 
-	if (peer->qp) {
+	if (peer->qp && !peer->drained) {
 		spin_lock_irqsave(&peer->lock, flags);
 		peer->draining = true;
 		spin_unlock_irqrestore(&peer->lock, flags);
 		ib_drain_qp(peer->qp);
 	}
+	peer->drained = false;
 	collx_dest_release(peer);
 	if (ibdev) {
 		collx_staging_free(ibdev, &peer->rx);
@@ -502,6 +506,31 @@ void collx_peer_hangup(struct collx_peer *peer, bool wait,
 	mutex_lock(&peer->mutex);
 	if (peer->cm_id && peer->qp && !peer->closing)
 		rdma_disconnect(peer->cm_id);
+	mutex_unlock(&peer->mutex);
+}
+
+/**
+ * collx_peer_drain() - stop the NIC for good on a failed connection
+ * @peer: the connection; its comm failed and hung up
+ *
+ * Moves the QP to error and waits until every posted work request has
+ * flushed: afterwards the NIC touches none of the buffers it was given,
+ * so a failed op's buffers can be released before the comm is destroyed.
+ *
+ * Context: process context; takes @peer->mutex.
+ */
+void collx_peer_drain(struct collx_peer *peer)
+{
+	unsigned long flags;
+
+	mutex_lock(&peer->mutex);
+	if (peer->qp && !peer->drained && !peer->closing) {
+		spin_lock_irqsave(&peer->lock, flags);
+		peer->draining = true;
+		spin_unlock_irqrestore(&peer->lock, flags);
+		ib_drain_qp(peer->qp);
+		peer->drained = true;
+	}
 	mutex_unlock(&peer->mutex);
 }
 

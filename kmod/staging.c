@@ -48,6 +48,7 @@ void collx_staging_free(struct ib_device *ibdev, struct collx_staging *st)
  * @ibdev: the connection's device
  * @pd: the connection's PD
  * @st: out
+ * @tag: what the area's address in the MR says it is (collx_iova())
  *
  * The MR is mapped but not yet registered: collx_peer_post_reg() posts
  * that, with the access the direction needs.
@@ -56,7 +57,7 @@ void collx_staging_free(struct ib_device *ibdev, struct collx_staging *st)
  * Return: 0, -ENOMEM, or -EINVAL if the device cannot map it in one MR.
  */
 int collx_staging_alloc(struct ib_device *ibdev, struct ib_pd *pd,
-			struct collx_staging *st)
+			struct collx_staging *st, u32 tag)
 {
 	unsigned int i;
 	int ret, n;
@@ -100,11 +101,29 @@ int collx_staging_alloc(struct ib_device *ibdev, struct ib_pd *pd,
 		ret = n < 0 ? n : -EINVAL;
 		goto out_free;
 	}
+	st->mr->iova = collx_iova(st->mr->iova, tag);
 	return 0;
 
 out_free:
 	collx_staging_free(ibdev, st);
 	return ret;
+}
+
+/**
+ * collx_iova() - the address an MR shows its peer
+ * @iova: what ib_map_mr_sg() set: the DMA address of the first byte
+ * @tag: which MR of the connection it is
+ *
+ * Peers see MR addresses; DMA (often physical) addresses are nobody's
+ * business, so only the offset in the first page is kept, as the MR
+ * needs it, and the rest names the MR (as xprtrdma rewrites its iova).
+ *
+ * Context: any.
+ * Return: the address to register the MR with.
+ */
+u64 collx_iova(u64 iova, u32 tag)
+{
+	return (iova & ~PAGE_MASK) | ((u64)tag << 40);
 }
 
 /**
@@ -142,15 +161,14 @@ void collx_staging_sync(struct ib_device *ibdev, const struct collx_staging *st,
 		len = sg_dma_len(sg);
 		if (bytes && off < pos + len && off + bytes > pos) {
 			u64 a = max(off, pos), b = min(off + bytes, pos + len);
+			u64 addr = sg_dma_address(sg) + (a - pos);
 
 			if (to_device)
-				ib_dma_sync_single_for_device(ibdev,
-					sg_dma_address(sg) + (a - pos), b - a,
-					DMA_BIDIRECTIONAL);
+				ib_dma_sync_single_for_device(ibdev, addr, b - a,
+							      DMA_BIDIRECTIONAL);
 			else
-				ib_dma_sync_single_for_cpu(ibdev,
-					sg_dma_address(sg) + (a - pos), b - a,
-					DMA_BIDIRECTIONAL);
+				ib_dma_sync_single_for_cpu(ibdev, addr, b - a,
+							   DMA_BIDIRECTIONAL);
 		}
 		pos += len;
 	}

@@ -233,8 +233,9 @@ int collx_peer_post_abort(struct collx_peer *peer, int err, u32 rank,
  * One message returns every slot consumed since the last one.
  *
  * Context: any; takes @peer->lock.
- * Return: 0, -ECONNRESET if the connection is closing, or the errno of
- * ib_post_send() (the slots then stay owed).
+ * Return: 0 (also when the send queue is momentarily full: the slots
+ * stay owed and go with the next call), -ECONNRESET if the connection is
+ * closing, or the errno of ib_post_send().
  */
 int collx_peer_post_credits(struct collx_peer *peer)
 {
@@ -254,6 +255,8 @@ int collx_peer_post_credits(struct collx_peer *peer)
 			ret = ib_post_send(peer->qp, &wr, NULL);
 		if (!ret)
 			peer->credits_owed = 0;
+		else if (ret == -ENOMEM)
+			ret = 0;
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 	return ret;

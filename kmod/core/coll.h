@@ -38,7 +38,8 @@
  *   fails the collective with -EPROTO when ranks disagree.
  * - A RECV may be written straight into its destination by the peer
  *   (zero copy) at any moment after it became ready and before it
- *   completes; a SEND may be read from its source at any moment after it
+ *   completes, and a RECV_REDUCE's destination read and written in that
+ *   window; a SEND may be read from its source at any moment after it
  *   became ready and before it completes.  So a schedule must order (by
  *   dependencies) every write of a region after every earlier read and
  *   write of it, and every read after the writes it needs.
@@ -128,7 +129,9 @@ struct collx_xfer {
  * @root: broadcast and reduce: the root; send and recv: the peer
  * @redop: enum collx_redop (COLLX_OP_AVG adds SCALE transfers)
  * @count: elements, with enum collx_coll's meaning for @coll
- * @inplace: the collective is in place (enum collx_coll says when)
+ * @inplace: the collective is in place (enum collx_coll says when:
+ *	allreduce, broadcast, reduce, allgather, reduce-scatter; a barrier
+ *	ignores it, and alltoall, send and recv in place are -EINVAL)
  */
 struct collx_coll_args {
 	u32 coll;
@@ -147,8 +150,8 @@ struct collx_coll_args {
  * @n: transfers built
  * @max: room in @x
  * @tmp_count: elements of COLLX_BUF_TMP the schedule uses (0: none)
- * @in_count: elements of COLLX_BUF_IN it reads, at most
- * @out_count: elements of COLLX_BUF_OUT it writes, at most
+ * @in_count: elements of COLLX_BUF_IN it reads or writes, at most
+ * @out_count: elements of COLLX_BUF_OUT it reads or writes, at most
  */
 struct collx_sched {
 	struct collx_xfer *x;
@@ -163,6 +166,10 @@ struct collx_sched {
  * collx_coll_supported() - can @algo run @coll
  * @coll: enum collx_coll
  * @algo: enum collx_algo, not COLLX_ALGO_AUTO
+ *
+ * COLLX_ALGO_P2P runs every collective of one rank (a local copy), so it
+ * is "supported" for all; collx_coll_build() refuses it for collectives
+ * other than send and recv on more than one rank.
  *
  * Context: any.
  * Return: 0, -EOPNOTSUPP if it cannot, -EINVAL for values out of range.

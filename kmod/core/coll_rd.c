@@ -130,10 +130,17 @@ static void rd_hd(struct collx_bld *b, const struct collx_rd_info *ri,
 		rd_parts(ri, a->count, nr & ~(h - 1), h, &kr);
 		rd_parts(ri, a->count, (nr & ~(h - 1)) ^ h, h, &gr);
 		collx_bld_at(b, COLLX_PHASE_ALLGATHER, j);
-		/* what this rank has: the last receive and what it sent */
+		/*
+		 * What this rank has: at step 0 its sum, forwarded slice by
+		 * slice; then the last receive and what it sent before.
+		 */
 		snd = collx_bld_send(b, p, COLLX_BUF_OUT, kr.off, kr.len);
-		collx_bld_dep(b, snd, *last);
-		collx_bld_dep(b, snd, *lsnd);
+		if (j) {
+			collx_bld_dep(b, snd, *last);
+			collx_bld_dep(b, snd, *lsnd);
+		} else {
+			collx_bld_sdep(b, snd, *last);
+		}
 		x = collx_bld_recv(b, p, COLLX_BUF_OUT, gr.off, gr.len);
 		/* that part left from here at halving bit j (zero copy) */
 		collx_bld_sdep(b, x, gave[j]);
@@ -202,6 +209,26 @@ static void rd_allreduce(struct collx_bld *b)
 }
 
 /*
+ * The folded even neighbour's share of the output: everything written
+ * (the last receive and, through @own, all before), or, when the range
+ * is exactly the last receive's, that receive slice by slice.
+ */
+static void rd_ag_unfold(struct collx_bld *b, u32 peer, u64 off, u64 len,
+			 s32 last, s32 own)
+{
+	const struct collx_xfer *l = last >= 0 ? &b->s->x[last] : NULL;
+	s32 x;
+
+	x = collx_bld_send(b, peer, COLLX_BUF_OUT, off, len);
+	if (l && l->dst_off == off && l->count == len) {
+		collx_bld_sdep(b, x, last);
+	} else {
+		collx_bld_dep(b, x, last);
+		collx_bld_dep(b, x, own);
+	}
+}
+
+/*
  * Allgather: the part of the output a rank has doubles at every step; the
  * folded even ranks get everything but their own block back in two runs.
  * Every block is written once, so receives wait for nothing.
@@ -210,7 +237,7 @@ static void rd_allgather(struct collx_bld *b)
 {
 	const struct collx_coll_args *a = b->a;
 	u32 n = a->nranks, r = a->rank, j, h, p, my;
-	s32 cp = COLLX_NOX, fr = COLLX_NOX, snd, x, last, own;
+	s32 cp = COLLX_NOX, fr = COLLX_NOX, snd, last, own;
 	u64 c = a->count;
 	struct collx_rd_info ri;
 	struct collx_range mr, pr;
@@ -222,7 +249,8 @@ static void rd_allgather(struct collx_bld *b)
 	collx_rd_info(n, r, &ri);
 	collx_bld_at(b, COLLX_PHASE_EXCHANGE, 0);
 	if (!a->inplace)
-		cp = collx_bld_copy(b, COLLX_BUF_IN, 0, COLLX_BUF_OUT, r * c, c);
+		cp = collx_bld_copy(b, COLLX_BUF_IN, 0, COLLX_BUF_OUT, r * c,
+				    c);
 	if (ri.newrank < 0) {
 		collx_bld_send(b, (u32)ri.fold_peer, in, inoff, c);
 		collx_bld_at(b, COLLX_PHASE_EXCHANGE, ri.nsteps + 1);
@@ -264,14 +292,8 @@ static void rd_allgather(struct collx_bld *b)
 	if (ri.fold_peer < 0)
 		return;
 	collx_bld_at(b, COLLX_PHASE_EXCHANGE, ri.nsteps + 1);
-	x = collx_bld_send(b, (u32)ri.fold_peer, COLLX_BUF_OUT, 0,
-			   (r - 1) * c);
-	collx_bld_dep(b, x, last);
-	collx_bld_dep(b, x, own);
-	x = collx_bld_send(b, (u32)ri.fold_peer, COLLX_BUF_OUT, r * c,
-			   (n - r) * c);
-	collx_bld_dep(b, x, last);
-	collx_bld_dep(b, x, own);
+	rd_ag_unfold(b, (u32)ri.fold_peer, 0, (r - 1) * c, last, own);
+	rd_ag_unfold(b, (u32)ri.fold_peer, r * c, (n - r) * c, last, own);
 }
 
 /*

@@ -18,7 +18,9 @@
  * - hazards, statically: every read is ordered (by the transitive
  *   dependencies, slice by slice where they are slice-wise) after the
  *   write it needs and reads nothing undefined; every write after every
- *   earlier read and write of its elements;
+ *   earlier read and write of its elements; a send that forwards exactly
+ *   what a receive (or scale) wrote waits for it slice by slice only (the
+ *   pipeline);
  * - a run of all ranks together under the executor's rules: one channel
  *   per ordered pair with @credits slots, slices of @slice elements,
  *   sends to a peer posted in order and one transfer's slices before the
@@ -580,8 +582,8 @@ static inline bool csim_check_xfer(struct csim *sim, u32 r, u32 j)
 		    x->dst_off < x->src_off + x->count)
 			return csim_fail(sim, "copy onto itself", r, j, 0);
 		if (csim_copy_aliased(rk, x))
-			return csim_fail(sim, "copy onto itself (aliased)", r, j,
-					 0);
+			return csim_fail(sim, "copy onto aliased itself", r,
+					 j, 0);
 		break;
 	case COLLX_XF_SCALE:
 		wr = true;
@@ -711,36 +713,35 @@ static inline bool csim_layout(struct csim *sim, u32 r)
 	return true;
 }
 
+/* The k-th send from @a to @b and the k-th receive of @b from @a. */
+static inline bool csim_match_pair(struct csim *sim, u32 a, u32 b)
+{
+	const struct csim_rank *ra = &sim->rk[a], *rb = &sim->rk[b];
+	const u32 *xs = ra->sq_x + ra->sq_start[b];
+	const u32 *xr = rb->rq_x + rb->rq_start[a];
+	u32 ns = ra->sq_start[b + 1] - ra->sq_start[b];
+	u32 nr = rb->rq_start[a + 1] - rb->rq_start[a];
+	u32 i;
+
+	for (i = 0; i < ns && i < nr; i++)
+		if (ra->s.x[xs[i]].count != rb->s.x[xr[i]].count)
+			return csim_fail(sim, "count mismatch", a, xs[i],
+					 rb->s.x[xr[i]].count);
+	if (ns > nr)
+		return csim_fail(sim, "a send nobody receives", a, xs[nr], b);
+	if (nr > ns)
+		return csim_fail(sim, "a receive nobody sends", b, xr[ns], a);
+	return true;
+}
+
 static inline bool csim_match(struct csim *sim)
 {
-	u32 n = sim->n, a, b, i, ns, nr;
-	struct csim_rank *ra, *rb;
-	const struct collx_xfer *xs, *xr;
+	u32 a, b;
 
-	for (a = 0; a < n; a++) {
-		ra = &sim->rk[a];
-		for (b = 0; b < n; b++) {
-			rb = &sim->rk[b];
-			ns = ra->sq_start[b + 1] - ra->sq_start[b];
-			nr = rb->rq_start[a + 1] - rb->rq_start[a];
-			for (i = 0; i < ns && i < nr; i++) {
-				xs = &ra->s.x[ra->sq_x[ra->sq_start[b] + i]];
-				xr = &rb->s.x[rb->rq_x[rb->rq_start[a] + i]];
-				if (xs->count != xr->count)
-					return csim_fail(sim, "count mismatch",
-							 a, ra->sq_x[ra->sq_start[b] + i],
-							 xr->count);
-			}
-			if (ns > nr)
-				return csim_fail(sim, "a send nobody receives",
-						 a, ra->sq_x[ra->sq_start[b] + nr],
-						 b);
-			if (nr > ns)
-				return csim_fail(sim, "a receive nobody sends",
-						 b, rb->rq_x[rb->rq_start[a] + ns],
-						 a);
-		}
-	}
+	for (a = 0; a < sim->n; a++)
+		for (b = 0; b < sim->n; b++)
+			if (!csim_match_pair(sim, a, b))
+				return false;
 	return true;
 }
 
@@ -835,6 +836,40 @@ static inline bool csim_hz_write(struct csim_hzctx *h, u32 j, u8 buf, u64 e)
 	return true;
 }
 
+/*
+ * A send of exactly the range that a receive, receive-reduce or scale it
+ * depends on wrote last forwards it: slice i may leave once slice i is
+ * there, so it must not wait for all of it.
+ */
+static inline bool csim_pipelined(struct csim_hzctx *h, u32 j)
+{
+	const struct csim_rank *rk = &h->sim->rk[h->r];
+	const struct collx_xfer *x = &rk->s.x[j], *w;
+	u8 buf = x->src;
+	u64 e = x->src_off;
+	s32 lw;
+	u32 k;
+
+	if (x->kind != COLLX_XF_SEND || !x->count)
+		return true;
+	csim_map(rk, &buf, &e);
+	if (buf == COLLX_BUF_IN)
+		return true;
+	lw = h->hz[buf][e].lastw;
+	if (lw < 0)
+		return true;
+	w = &rk->s.x[lw];
+	if ((w->kind != COLLX_XF_RECV && w->kind != COLLX_XF_RECV_REDUCE &&
+	     w->kind != COLLX_XF_SCALE) || w->count != x->count ||
+	    w->dst != buf || w->dst_off != e)
+		return true;
+	for (k = 0; k < x->ndeps; k++)
+		if (x->deps[k] == (u32)lw && !(x->dep_sliced & BIT(k)))
+			return csim_fail(h->sim, "forwards without pipelining",
+					 h->r, j, e);
+	return true;
+}
+
 static inline bool csim_hazards(struct csim *sim, u32 r, u64 *whole,
 				u64 *sliced, struct csim_hz *hzo,
 				struct csim_hz *hzt)
@@ -889,6 +924,9 @@ static inline bool csim_hazards(struct csim *sim, u32 r, u64 *whole,
 		const struct collx_xfer *x = &s->x[j];
 		bool rd_src = x->kind == COLLX_XF_SEND ||
 			      x->kind == COLLX_XF_COPY;
+
+		if (!csim_pipelined(&h, j))
+			return false;
 		bool rd_dst = x->kind == COLLX_XF_RECV_REDUCE ||
 			      x->kind == COLLX_XF_SCALE;
 
@@ -965,7 +1003,7 @@ static inline void csim_window(struct csim *sim, u32 r, u32 j, u64 sl,
 		if (wr) {
 			w = &rk->win[x->dst][x->dst_off + e];
 			if (open && (w->writers || w->readers))
-				csim_fail(sim, "a write runs while another access may",
+				csim_fail(sim, "a write runs while others may",
 					  (s32)r, (s32)j, x->dst_off + e);
 			w->writers += open ? 1 : -1;
 		}
@@ -1258,40 +1296,38 @@ static inline bool csim_run_all(struct csim *sim)
 	return true;
 }
 
+/* Element @e of @r's output against the collective's definition. */
+static inline bool csim_check_out(struct csim *sim, u32 r, u64 e)
+{
+	const struct csim_val *v = &sim->rk[r].buf[COLLX_BUF_OUT][e];
+	struct csim_val want;
+	const char *why = NULL;
+
+	csim_out_want(sim->cfg, r, e, &want);
+	if (!v->def)
+		why = "output element not written";
+	else if (v->idx != want.idx || (v->mask & ~want.mask))
+		why = "output holds the wrong data";
+	else if (v->mask != want.mask)
+		why = "output misses contributions";
+	else if (v->nscale != want.nscale)
+		why = want.nscale ? "avg not scaled" :
+				    "scaled though not an avg";
+	return why ? csim_fail(sim, why, (s32)r, -1, e) : true;
+}
+
 static inline bool csim_results(struct csim *sim)
 {
-	const struct collx_csim_cfg *cfg = sim->cfg;
 	u64 full = collx_sim_full(sim->n), e, know;
-	const struct csim_val *v;
-	struct csim_val want;
 	struct csim_rank *rk;
 	u32 r, j;
 
 	for (r = 0; r < sim->n; r++) {
 		rk = &sim->rk[r];
-		for (e = 0; e < rk->size[COLLX_BUF_OUT]; e++) {
-			v = &rk->buf[COLLX_BUF_OUT][e];
-			csim_out_want(cfg, r, e, &want);
-			if (cfg->a.coll == COLLX_COLL_REDUCE && r != cfg->a.root &&
-			    !cfg->a.inplace)
-				continue;
-			if (!v->def)
-				return csim_fail(sim, "output element not written",
-						 (s32)r, -1, e);
-			if (v->idx != want.idx ||
-			    (v->mask & ~want.mask))
-				return csim_fail(sim, "output holds the wrong data",
-						 (s32)r, -1, e);
-			if (v->mask != want.mask)
-				return csim_fail(sim, "output misses contributions",
-						 (s32)r, -1, e);
-			if (v->nscale != want.nscale)
-				return csim_fail(sim, want.nscale ?
-						 "avg not scaled" :
-						 "scaled though not an avg",
-						 (s32)r, -1, e);
-		}
-		if (cfg->a.coll != COLLX_COLL_BARRIER)
+		for (e = 0; e < rk->size[COLLX_BUF_OUT]; e++)
+			if (!csim_check_out(sim, r, e))
+				return false;
+		if (sim->cfg->a.coll != COLLX_COLL_BARRIER)
 			continue;
 		for (know = 1ULL << r, j = 0; j < rk->s.n; j++)
 			know |= rk->know[j];
@@ -1437,6 +1473,7 @@ enum collx_csim_mut_kind {
 	COLLX_MUT_DST,		/* a receive into another block */
 	COLLX_MUT_SRC,		/* a copy from another block */
 	COLLX_MUT_SLICED,	/* a whole dependency made slice-wise */
+	COLLX_MUT_WHOLE,	/* slice-wise dependencies made whole */
 };
 
 /**
@@ -1519,6 +1556,13 @@ static const struct collx_csim_mut collx_csim_muts[] = {
 	  COLLX_ALGO_RING, 5, 4, false, COLLX_OP_SUM, COLLX_MUT_DROP, 3,
 	  COLLX_XF_COPY, COLLX_PHASE_REDUCE_SCATTER, 0, 0,
 	  "reads undefined data" },
+	{ "forwarding not pipelined", COLLX_COLL_BROADCAST, COLLX_ALGO_RING,
+	  5, 23, false, COLLX_OP_SUM, COLLX_MUT_WHOLE, 2, COLLX_XF_SEND,
+	  COLLX_PHASE_BROADCAST, 0, 0, "forwards without pipelining" },
+	{ "tree forwarding not pipelined", COLLX_COLL_ALLREDUCE,
+	  COLLX_ALGO_TREE, 8, 40, true, COLLX_OP_AVG, COLLX_MUT_WHOLE, 4,
+	  COLLX_XF_SEND, COLLX_PHASE_BROADCAST, 0, 0,
+	  "forwards without pipelining" },
 	{ "slice-wise on a whole dependency", COLLX_COLL_ALLGATHER,
 	  COLLX_ALGO_RD, 6, 5, false, COLLX_OP_SUM, COLLX_MUT_SLICED, 1,
 	  COLLX_XF_SEND, COLLX_PHASE_ALLGATHER, 0, 0,
@@ -1632,6 +1676,9 @@ static inline void collx_csim_mutate(struct collx_sched *s, u32 rank,
 		break;
 	case COLLX_MUT_SLICED:
 		x->dep_sliced = (u8)(BIT(x->ndeps) - 1);
+		break;
+	case COLLX_MUT_WHOLE:
+		x->dep_sliced = 0;
 		break;
 	}
 }

@@ -50,15 +50,20 @@ static inline void collx_fpu_end(void)
  * AVX-512 needs the OS to save the opmask and ZMM state too; the crypto
  * code asks the same way.  UML runs on a host kernel that did.
  */
+#ifdef CONFIG_UML
+#define collx_os_has_zmm()	true
+#else
+#define collx_os_has_zmm()						\
+	cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM |	\
+			  XFEATURE_MASK_AVX512, NULL)
+#endif
+
 static inline bool collx_cpu_has_avx512(void)
 {
 	return boot_cpu_has(X86_FEATURE_AVX512F) &&
 	       boot_cpu_has(X86_FEATURE_AVX512BW) &&
 	       boot_cpu_has(X86_FEATURE_AVX512DQ) &&
-	       boot_cpu_has(X86_FEATURE_AVX512VL) &&
-	       (IS_ENABLED(CONFIG_UML) ||
-		cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM |
-				  XFEATURE_MASK_AVX512, NULL));
+	       boot_cpu_has(X86_FEATURE_AVX512VL) && collx_os_has_zmm();
 }
 
 static inline bool collx_cpu_has_avx512_bf16(void)

@@ -15,7 +15,8 @@ COLLX_CORE_DIR ?= core/
 # The SIMD files compile to nothing on the other architecture.
 COLLX_CORE_OBJS := $(addprefix $(COLLX_CORE_DIR), \
 	reduce.o reduce_scalar.o reduce_avx2.o reduce_avx512.o reduce_neon.o \
-	sched.o coll.o uapi_check.o)
+	sched.o coll.o coll_ring.o coll_tree.o coll_rd.o coll_pairwise.o \
+	uapi_check.o)
 
 # Float and SIMD code, only run between collx_fpu_begin/end.
 COLLX_CORE_FPU_OBJS := $(addprefix $(COLLX_CORE_DIR), \

@@ -19,7 +19,7 @@
 
 #define COLLX_AVX512	\
 	__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
-#define COLLX_AVX512BF	\
+#define COLLX_AVX512BF16_TGT	\
 	__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")))
 
 typedef char __attribute__((vector_size(64))) c8_zmm;
@@ -53,11 +53,40 @@ typedef short __attribute__((vector_size(32))) h16_ymm;	/* 16 x fp16 */
  * number when the other operand is a quiet NaN: the callers put the NaNs
  * back.
  */
+/* zero vectors for the builtins' pass-through operands */
+static __always_inline f32_zmm COLLX_AVX512 zero_ps(void)
+{
+	f32_zmm z = { 0 };
+
+	return z;
+}
+
+static __always_inline f64_zmm COLLX_AVX512 zero_pd(void)
+{
+	f64_zmm z = { 0 };
+
+	return z;
+}
+
+static __always_inline h16_ymm COLLX_AVX512 zero_ph(void)
+{
+	h16_ymm z = { 0 };
+
+	return z;
+}
+
+static __always_inline s16_zmm COLLX_AVX512 zero_w(void)
+{
+	s16_zmm z = { 0 };
+
+	return z;
+}
+
 #ifndef __CHECKER__
 #define X86_RANGEPS(a, b, m)	__builtin_ia32_rangeps512_mask(a, b, m, \
-				(f32_zmm){ 0 }, (u16)-1, CUR_DIRECTION)
+				zero_ps(), (u16)-1, CUR_DIRECTION)
 #define X86_RANGEPD(a, b, m)	__builtin_ia32_rangepd512_mask(a, b, m, \
-				(f64_zmm){ 0 }, (u8)-1, CUR_DIRECTION)
+				zero_pd(), (u8)-1, CUR_DIRECTION)
 #define X86_UNORDPS(a, b)	__builtin_ia32_cmpps512_mask(a, b, \
 				CMP_UNORD_Q, (u16)-1, CUR_DIRECTION)
 #define X86_UNORDPD(a, b)	__builtin_ia32_cmppd512_mask(a, b, \
@@ -67,68 +96,73 @@ typedef short __attribute__((vector_size(32))) h16_ymm;	/* 16 x fp16 */
 #define X86_MOVPS(w, k, a)	__builtin_ia32_movaps512_mask(a, w, k)
 #define X86_MOVPD(w, k, a)	__builtin_ia32_movapd512_mask(a, w, k)
 #define X86_PH2PS(h)		__builtin_ia32_vcvtph2ps512_mask(h, \
-				(f32_zmm){ 0 }, (u16)-1, CUR_DIRECTION)
+				zero_ps(), (u16)-1, CUR_DIRECTION)
 #define X86_PS2PH(f)		__builtin_ia32_vcvtps2ph512_mask(f, 0, \
-				(h16_ymm){ 0 }, (u16)-1)
+				zero_ph(), (u16)-1)
 #define X86_PERMW(i, a)		__builtin_ia32_permvarhi512_mask(a, i, \
-				(s16_zmm){ 0 }, (u32)-1)
+				zero_w(), (u32)-1)
 #define X86_CVTNE2PS2BF16(a, b)	__builtin_ia32_cvtne2ps2bf16_v32hi(a, b)
-#define X86_PMAX(T, a, b)	__builtin_ia32_pmax##T##_mask(a, b, \
-				(typeof(a)){ 0 }, -1)
-#define X86_PMIN(T, a, b)	__builtin_ia32_pmin##T##_mask(a, b, \
-				(typeof(a)){ 0 }, -1)
+/* integer max or min F (pmaxsb512, ...); z, a zero, is the pass-through */
+#define X86_PMINMAX(F, a, b, z)	__builtin_ia32_##F##_mask(a, b, z, -1)
 #else
-#define X86_RANGEPS(a, b, m)	((a) + (b))
-#define X86_RANGEPD(a, b, m)	((a) + (b))
-#define X86_UNORDPS(a, b)	((u16)0)
-#define X86_UNORDPD(a, b)	((u8)0)
-#define X86_CLASSPS(a, c)	((u16)0)
-#define X86_MOVPS(w, k, a)	((w) + (a))
-#define X86_MOVPD(w, k, a)	((w) + (a))
-#define X86_PH2PS(h)		((f32_zmm){ 0 })
-#define X86_PS2PH(f)		((h16_ymm){ 0 })
+#define X86_RANGEPS(a, b, m)	((void)(m), (a) + (b))
+#define X86_RANGEPD(a, b, m)	((void)(m), (a) + (b))
+#define X86_UNORDPS(a, b)	((void)((a) + (b)), (u16)0)
+#define X86_UNORDPD(a, b)	((void)((a) + (b)), (u8)0)
+#define X86_CLASSPS(a, c)	((void)(a), (u16)(c))
+#define X86_MOVPS(w, k, a)	((void)(k), (w) + (a))
+#define X86_MOVPD(w, k, a)	((void)(k), (w) + (a))
+#define X86_PH2PS(h)		((void)(h), zero_ps())
+#define X86_PS2PH(f)		((void)(f), zero_ph())
 #define X86_PERMW(i, a)		((i) + (a))
-#define X86_CVTNE2PS2BF16(a, b)	((s16_zmm){ 0 })
-#define X86_PMAX(T, a, b)	((a) + (b))
-#define X86_PMIN(T, a, b)	((a) + (b))
+#define X86_CVTNE2PS2BF16(a, b)	((void)((a) + (b)), zero_w())
+#define X86_PMINMAX(F, a, b, z)	((void)#F, (a) + (b) + (z))
 #endif
 
 static __always_inline f32_zmm COLLX_AVX512 qnan32(void)
 {
-	return (f32_zmm)((u32_zmm){ 0 } + COLLX_F32_QNAN);
+	u32_zmm q = { 0 };
+
+	return (f32_zmm)(q + COLLX_F32_QNAN);
 }
 
 static __always_inline f64_zmm COLLX_AVX512 qnan64(void)
 {
-	return (f64_zmm)((u64_zmm){ 0 } + COLLX_F64_QNAN);
+	u64_zmm q = { 0 };
+
+	return (f64_zmm)(q + COLLX_F64_QNAN);
 }
 
-/* ---- integers: one 64-byte vector, dst = dst (op) src */
-
-#define INT_VOP(NAME, V, U, MAXT)					\
-static __always_inline void COLLX_AVX512 NAME(u8 *d, const u8 *s, int op) \
+/*
+ * ---- integers: one 64-byte vector, dst = dst (op) src.  T names the
+ * function, B the vector type the max (MX) and min (MN) builtins take, U
+ * the unsigned type sum and product wrap in.
+ */
+#define INT_VOP(T, B, U, MX, MN)					\
+static __always_inline void COLLX_AVX512 T##_vop(u8 *d, const u8 *s,	\
+						 int op)		\
 {									\
-	V a, b;								\
+	B##_zmm a, b, z = { 0 };					\
 									\
 	VLD(a, d);							\
 	VLD(b, s);							\
 	if (op == COLLX_OP_SUM)						\
-		a = (V)((U)a + (U)b);					\
+		a = (B##_zmm)((U##_zmm)a + (U##_zmm)b);			\
 	else if (op == COLLX_OP_PROD)					\
-		a = (V)((U)a * (U)b);					\
+		a = (B##_zmm)((U##_zmm)a * (U##_zmm)b);			\
 	else if (op == COLLX_OP_MAX)					\
-		a = X86_PMAX(MAXT, a, b);				\
+		a = X86_PMINMAX(MX, a, b, z);			\
 	else								\
-		a = X86_PMIN(MAXT, a, b);				\
+		a = X86_PMINMAX(MN, a, b, z);				\
 	VST(d, a);							\
 }
 
-INT_VOP(s8_vop, c8_zmm, u8_zmm, sb512)
-INT_VOP(u8_vop, c8_zmm, u8_zmm, ub512)
-INT_VOP(s32_vop, s32_zmm, u32_zmm, sd512)
-INT_VOP(u32_vop, s32_zmm, u32_zmm, ud512)
-INT_VOP(s64_vop, s64_zmm, u64_zmm, sq512)
-INT_VOP(u64_vop, s64_zmm, u64_zmm, uq512)
+INT_VOP(s8, c8, u8, pmaxsb512, pminsb512)
+INT_VOP(u8, c8, u8, pmaxub512, pminub512)
+INT_VOP(s32, s32, u32, pmaxsd512, pminsd512)
+INT_VOP(u32, s32, u32, pmaxud512, pminud512)
+INT_VOP(s64, s64, u64, pmaxsq512, pminsq512)
+INT_VOP(u64, s64, u64, pmaxuq512, pminuq512)
 
 /*
  * ---- floats.  Sum and product are raw: NaNs left as the hardware made
@@ -271,18 +305,18 @@ static __always_inline u32 COLLX_AVX512 bf16_arith_vop(u8 *d, const u8 *s,
  * it needs operands near 2^-126, or a NaN).  The instruction packs the
  * even elements' results below the odd ones'; vpermw interleaves them.
  */
-static __always_inline void COLLX_AVX512BF bf16_native_vop(u8 *d,
-							   const u8 *s,
-							   int op)
+static __always_inline void COLLX_AVX512BF16_TGT
+bf16_native_vop(u8 *d, const u8 *s, int op)
 {
-	static const s16_zmm interleave = {
+	static const u16 interleave[32] = {
 		0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
 		8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
 	};
 	u32_zmm x, y;
-	s16_zmm r;
+	s16_zmm r, idx;
 	f32_zmm e, o;
 
+	VLD(idx, interleave);
 	VLD(x, d);
 	VLD(y, s);
 	e = op32((f32_zmm)(x << 16), (f32_zmm)(y << 16), op);
@@ -292,7 +326,7 @@ static __always_inline void COLLX_AVX512BF bf16_native_vop(u8 *d,
 		bf16_arith_exact(d, x, y, op);
 		return;
 	}
-	r = X86_PERMW(interleave, X86_CVTNE2PS2BF16(o, e));
+	r = X86_PERMW(idx, X86_CVTNE2PS2BF16(o, e));
 	VST(d, r);
 }
 
@@ -412,11 +446,10 @@ static __always_inline void COLLX_AVX512 avx512_loop(enum collx_dtype dt,
 }
 
 /* The same for bf16 sum and product with AVX512_BF16. */
-static __always_inline void COLLX_AVX512BF avx512bf_loop(int op, u8 *d,
-							 const u8 *s,
-							 size_t n)
+static __always_inline void COLLX_AVX512BF16_TGT
+avx512bf_loop(enum collx_dtype dt, int op, u8 *d, const u8 *s, size_t n)
 {
-	size_t nb = n * 2, i = 0;
+	size_t nb = n * elem_size(dt), i = 0;
 
 	for (; i + 128 <= nb; i += 128) {
 		bf16_native_vop(d + i, s + i, op);
@@ -426,7 +459,7 @@ static __always_inline void COLLX_AVX512BF avx512bf_loop(int op, u8 *d,
 		bf16_native_vop(d + i, s + i, op);
 		i += 64;
 	}
-	elem_loop(COLLX_BF16, op, d + i, s + i, (nb - i) / 2);
+	elem_loop(dt, op, d + i, s + i, (nb - i) / 2);
 }
 
 /* avg scaling: floats divide in lanes; integers and fp8 per element. */
@@ -485,85 +518,137 @@ static __always_inline void COLLX_AVX512 avx512_scale(enum collx_dtype dt,
 }
 
 #define AVX512_LOOP(dt, op, d, s, n)	avx512_loop(dt, op, d, s, n)
-#define AVX512BF_LOOP(dt, op, d, s, n)	avx512bf_loop(op, d, s, n)
+#define AVX512BF_LOOP(dt, op, d, s, n)	avx512bf_loop(dt, op, d, s, n)
 #define AVX512_SCALE(dt, d, n, nranks)	avx512_scale(dt, d, n, nranks)
-#define AVX512_FN4(DT)	COLLX_FN4(avx512, COLLX_AVX512, AVX512_LOOP, DT)
-#define AVX512_SCALE_FN(DT) \
-	COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, DT)
 
-AVX512_FN4(INT8)
-AVX512_FN4(UINT8)
-AVX512_FN4(INT32)
-AVX512_FN4(UINT32)
-AVX512_FN4(INT64)
-AVX512_FN4(UINT64)
-AVX512_FN4(FP16)
-AVX512_FN4(FP32)
-AVX512_FN4(FP64)
-AVX512_FN4(BF16)
-AVX512_FN4(FP8_E4M3)
-AVX512_FN4(FP8_E5M2)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT8, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT8, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT8, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT8, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT8, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT8, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT8, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT8, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT32, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT32, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT32, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT32, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT32, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT32, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT32, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT32, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT64, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT64, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT64, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, INT64, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT64, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT64, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT64, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, UINT64, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP16, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP16, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP16, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP16, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP32, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP32, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP32, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP32, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP64, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP64, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP64, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP64, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, BF16, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, BF16, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, BF16, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, BF16, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP8_E4M3, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP8_E4M3, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP8_E4M3, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP8_E4M3, MIN)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP8_E5M2, SUM)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP8_E5M2, PROD)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP8_E5M2, MAX)
+COLLX_FN(avx512, COLLX_AVX512, AVX512_LOOP, FP8_E5M2, MIN)
 /* with AVX512_BF16: bf16 sum and product; max and min need no rounding */
-COLLX_FN(avx512bf, COLLX_AVX512BF, AVX512BF_LOOP, BF16, SUM)
-COLLX_FN(avx512bf, COLLX_AVX512BF, AVX512BF_LOOP, BF16, PROD)
+COLLX_FN(avx512bf, COLLX_AVX512BF16_TGT, AVX512BF_LOOP, BF16, SUM)
+COLLX_FN(avx512bf, COLLX_AVX512BF16_TGT, AVX512BF_LOOP, BF16, PROD)
 
-AVX512_SCALE_FN(INT8)
-AVX512_SCALE_FN(UINT8)
-AVX512_SCALE_FN(INT32)
-AVX512_SCALE_FN(UINT32)
-AVX512_SCALE_FN(INT64)
-AVX512_SCALE_FN(UINT64)
-AVX512_SCALE_FN(FP16)
-AVX512_SCALE_FN(FP32)
-AVX512_SCALE_FN(FP64)
-AVX512_SCALE_FN(BF16)
-AVX512_SCALE_FN(FP8_E4M3)
-AVX512_SCALE_FN(FP8_E5M2)
-
-#define AVX512_REDUCE_COMMON					\
-	COLLX_OPS4(avx512, INT8),				\
-	COLLX_OPS4(avx512, UINT8),				\
-	COLLX_OPS4(avx512, INT32),				\
-	COLLX_OPS4(avx512, UINT32),				\
-	COLLX_OPS4(avx512, INT64),				\
-	COLLX_OPS4(avx512, UINT64),				\
-	COLLX_OPS4(avx512, FP16),				\
-	COLLX_OPS4(avx512, FP32),				\
-	COLLX_OPS4(avx512, FP64),				\
-	COLLX_OPS4(avx512, FP8_E4M3),				\
-	COLLX_OPS4(avx512, FP8_E5M2)
-
-#define AVX512_SCALE_ALL					\
-	COLLX_SCALE(avx512, INT8),				\
-	COLLX_SCALE(avx512, UINT8),				\
-	COLLX_SCALE(avx512, INT32),				\
-	COLLX_SCALE(avx512, UINT32),				\
-	COLLX_SCALE(avx512, INT64),				\
-	COLLX_SCALE(avx512, UINT64),				\
-	COLLX_SCALE(avx512, FP16),				\
-	COLLX_SCALE(avx512, FP32),				\
-	COLLX_SCALE(avx512, FP64),				\
-	COLLX_SCALE(avx512, BF16),				\
-	COLLX_SCALE(avx512, FP8_E4M3),				\
-	COLLX_SCALE(avx512, FP8_E5M2)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, INT8)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, UINT8)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, INT32)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, UINT32)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, INT64)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, UINT64)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, FP16)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, FP32)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, FP64)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, BF16)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, FP8_E4M3)
+COLLX_SCALE_FN(avx512, COLLX_AVX512, AVX512_SCALE, FP8_E5M2)
 
 const struct collx_reduce_ops collx_reduce_avx512_ops = {
 	.name = "avx512",
 	.reduce = {
-		AVX512_REDUCE_COMMON,
-		COLLX_OPS4(avx512, BF16),
+		[COLLX_INT8] = COLLX_OPS4(avx512, INT8),
+		[COLLX_UINT8] = COLLX_OPS4(avx512, UINT8),
+		[COLLX_INT32] = COLLX_OPS4(avx512, INT32),
+		[COLLX_UINT32] = COLLX_OPS4(avx512, UINT32),
+		[COLLX_INT64] = COLLX_OPS4(avx512, INT64),
+		[COLLX_UINT64] = COLLX_OPS4(avx512, UINT64),
+		[COLLX_FP16] = COLLX_OPS4(avx512, FP16),
+		[COLLX_FP32] = COLLX_OPS4(avx512, FP32),
+		[COLLX_FP64] = COLLX_OPS4(avx512, FP64),
+		[COLLX_BF16] = COLLX_OPS4(avx512, BF16),
+		[COLLX_FP8_E4M3] = COLLX_OPS4(avx512, FP8_E4M3),
+		[COLLX_FP8_E5M2] = COLLX_OPS4(avx512, FP8_E5M2),
 	},
-	.scale = { AVX512_SCALE_ALL },
+	.scale = {
+		[COLLX_INT8] = avx512_INT8_scale,
+		[COLLX_UINT8] = avx512_UINT8_scale,
+		[COLLX_INT32] = avx512_INT32_scale,
+		[COLLX_UINT32] = avx512_UINT32_scale,
+		[COLLX_INT64] = avx512_INT64_scale,
+		[COLLX_UINT64] = avx512_UINT64_scale,
+		[COLLX_FP16] = avx512_FP16_scale,
+		[COLLX_FP32] = avx512_FP32_scale,
+		[COLLX_FP64] = avx512_FP64_scale,
+		[COLLX_BF16] = avx512_BF16_scale,
+		[COLLX_FP8_E4M3] = avx512_FP8_E4M3_scale,
+		[COLLX_FP8_E5M2] = avx512_FP8_E5M2_scale,
+	},
 };
 
 const struct collx_reduce_ops collx_reduce_avx512_bf16_ops = {
 	.name = "avx512bf16",
 	.reduce = {
-		AVX512_REDUCE_COMMON,
+		[COLLX_INT8] = COLLX_OPS4(avx512, INT8),
+		[COLLX_UINT8] = COLLX_OPS4(avx512, UINT8),
+		[COLLX_INT32] = COLLX_OPS4(avx512, INT32),
+		[COLLX_UINT32] = COLLX_OPS4(avx512, UINT32),
+		[COLLX_INT64] = COLLX_OPS4(avx512, INT64),
+		[COLLX_UINT64] = COLLX_OPS4(avx512, UINT64),
+		[COLLX_FP16] = COLLX_OPS4(avx512, FP16),
+		[COLLX_FP32] = COLLX_OPS4(avx512, FP32),
+		[COLLX_FP64] = COLLX_OPS4(avx512, FP64),
 		[COLLX_BF16] = { avx512bf_BF16_SUM, avx512bf_BF16_PROD,
 				 avx512_BF16_MAX, avx512_BF16_MIN },
+		[COLLX_FP8_E4M3] = COLLX_OPS4(avx512, FP8_E4M3),
+		[COLLX_FP8_E5M2] = COLLX_OPS4(avx512, FP8_E5M2),
 	},
-	.scale = { AVX512_SCALE_ALL },
+	.scale = {
+		[COLLX_INT8] = avx512_INT8_scale,
+		[COLLX_UINT8] = avx512_UINT8_scale,
+		[COLLX_INT32] = avx512_INT32_scale,
+		[COLLX_UINT32] = avx512_UINT32_scale,
+		[COLLX_INT64] = avx512_INT64_scale,
+		[COLLX_UINT64] = avx512_UINT64_scale,
+		[COLLX_FP16] = avx512_FP16_scale,
+		[COLLX_FP32] = avx512_FP32_scale,
+		[COLLX_FP64] = avx512_FP64_scale,
+		[COLLX_BF16] = avx512_BF16_scale,
+		[COLLX_FP8_E4M3] = avx512_FP8_E4M3_scale,
+		[COLLX_FP8_E5M2] = avx512_FP8_E5M2_scale,
+	},
 };
 
 #endif /* COLLX_HAVE_X86_SIMD */

@@ -64,49 +64,76 @@ static __always_inline double f64_from(u64 u)
 
 /* ---- integers: sum and prod wrap, max and min in the type's signedness */
 
-#define COLLX_INT_ELEM(NAME, U, S)					\
-static __always_inline U NAME(U a, U b, int op)			\
-{									\
-	bool gt = (S)a > (S)b;						\
-									\
-	if (op == COLLX_OP_SUM)						\
-		return (U)(a + b);					\
-	if (op == COLLX_OP_PROD)					\
-		return (U)(a * b);					\
-	if (op == COLLX_OP_MAX)						\
-		return gt ? a : b;					\
-	return gt ? b : a;						\
+/* sum and prod computed wide and truncated by the caller's type */
+static __always_inline u64 int_pick(int op, u64 sum, u64 prod, bool gt,
+				    u64 a, u64 b)
+{
+	if (op == COLLX_OP_SUM)
+		return sum;
+	if (op == COLLX_OP_PROD)
+		return prod;
+	if (op == COLLX_OP_MAX)
+		return gt ? a : b;
+	return gt ? b : a;
 }
 
-COLLX_INT_ELEM(elem_s8, u8, s8)
-COLLX_INT_ELEM(elem_u8, u8, u8)
-COLLX_INT_ELEM(elem_s32, u32, s32)
-COLLX_INT_ELEM(elem_u32, u32, u32)
-COLLX_INT_ELEM(elem_s64, u64, s64)
-COLLX_INT_ELEM(elem_u64, u64, u64)
+static __always_inline u8 elem_s8(u8 a, u8 b, int op)
+{
+	return int_pick(op, a + b, a * b, (s8)a > (s8)b, a, b);
+}
+
+static __always_inline u8 elem_u8(u8 a, u8 b, int op)
+{
+	return int_pick(op, a + b, a * b, a > b, a, b);
+}
+
+static __always_inline u32 elem_s32(u32 a, u32 b, int op)
+{
+	return int_pick(op, a + b, a * b, (s32)a > (s32)b, a, b);
+}
+
+static __always_inline u32 elem_u32(u32 a, u32 b, int op)
+{
+	return int_pick(op, a + b, a * b, a > b, a, b);
+}
+
+static __always_inline u64 elem_s64(u64 a, u64 b, int op)
+{
+	return int_pick(op, a + b, a * b, (s64)a > (s64)b, a, b);
+}
+
+static __always_inline u64 elem_u64(u64 a, u64 b, int op)
+{
+	return int_pick(op, a + b, a * b, a > b, a, b);
+}
 
 /* avg of integers: truncating division of the (wrapped) sum */
-#define COLLX_INT_DIV(NAME, U, S)					\
-static __always_inline U NAME(U a, u32 n)				\
-{									\
-	return (U)((S)a / (s64)n);					\
+static __always_inline u8 quot_s8(u8 a, u32 n)
+{
+	return (s8)a / (s64)n;
 }
 
-COLLX_INT_DIV(div_s8, u8, s8)
-COLLX_INT_DIV(div_s32, u32, s32)
-COLLX_INT_DIV(div_s64, u64, s64)
-
-static __always_inline u8 div_u8(u8 a, u32 n)
+static __always_inline u8 quot_u8(u8 a, u32 n)
 {
 	return a / n;
 }
 
-static __always_inline u32 div_u32(u32 a, u32 n)
+static __always_inline u32 quot_s32(u32 a, u32 n)
+{
+	return (s32)a / (s64)n;
+}
+
+static __always_inline u32 quot_u32(u32 a, u32 n)
 {
 	return a / n;
 }
 
-static __always_inline u64 div_u64(u64 a, u32 n)
+static __always_inline u64 quot_s64(u64 a, u32 n)
+{
+	return (s64)a / (s64)n;
+}
+
+static __always_inline u64 quot_u64(u64 a, u32 n)
 {
 	return a / n;
 }
@@ -136,7 +163,7 @@ static __always_inline u32 elem_f32(u32 a, u32 b, int op)
 	return x != x || y != y ? COLLX_F32_QNAN : v;
 }
 
-static __always_inline u32 div_f32(u32 a, u32 n)
+static __always_inline u32 quot_f32(u32 a, u32 n)
 {
 	float r = f32_from(a) / (float)n;
 
@@ -162,7 +189,7 @@ static __always_inline u64 elem_f64(u64 a, u64 b, int op)
 	return x != x || y != y ? COLLX_F64_QNAN : v;
 }
 
-static __always_inline u64 div_f64(u64 a, u32 n)
+static __always_inline u64 quot_f64(u64 a, u32 n)
 {
 	double r = f64_from(a) / (double)n;
 
@@ -292,43 +319,108 @@ static __always_inline bool isnan_e5m2(u8 x)
  * format: selecting on NaN both before and after the rounding makes GCC
  * thread the two into a branch, which stops the vectoriser.  Max and min
  * pick an operand by comparing the widened values, as elem_f32() does,
- * with nothing to round.
+ * with nothing to round; NaN operands are found by their codes, so the
+ * comparisons only need the numbers right (widen_e4m3_num()).
  */
-#define COLLX_NARROW_ELEM(NAME, T, QNAN, WIDEN_NUM)			\
-static __always_inline T elem_##NAME(T a, T b, int op)			\
-{									\
-	bool nan = isnan_##NAME(a) || isnan_##NAME(b);			\
-	float x, y, r;							\
-	T v;								\
-									\
-	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN) {			\
-		x = f32_from(WIDEN_NUM(a));				\
-		y = f32_from(WIDEN_NUM(b));				\
-		if (op == COLLX_OP_MAX) {				\
-			v = x > y ? a : b;				\
-			v = x == y ? a & b : v;				\
-		} else {						\
-			v = x < y ? a : b;				\
-			v = x == y ? a | b : v;				\
-		}							\
-		return nan ? (T)(QNAN) : v;				\
-	}								\
-	x = f32_from(widen_##NAME(a));					\
-	y = f32_from(widen_##NAME(b));					\
-	r = op == COLLX_OP_SUM ? x + y : x * y;				\
-	return r != r ? (T)(QNAN) : narrow_##NAME(f32_bits(r));		\
-}									\
-static __always_inline T div_##NAME(T a, u32 n)				\
-{									\
-	float r = f32_from(widen_##NAME(a)) / (float)n;			\
-									\
-	return r != r ? (T)(QNAN) : narrow_##NAME(f32_bits(r));		\
+/* max/min of narrow codes a and b holding the numbers x and y */
+static __always_inline u32 narrow_pick(int op, u32 a, u32 b, float x,
+				       float y, bool nan, u32 qnan)
+{
+	u32 v;
+
+	if (op == COLLX_OP_MAX) {
+		v = x > y ? a : b;
+		v = x == y ? a & b : v;
+	} else {
+		v = x < y ? a : b;
+		v = x == y ? a | b : v;
+	}
+	return nan ? qnan : v;
 }
 
-COLLX_NARROW_ELEM(fp16, u16, 0x7e00, widen_fp16)
-COLLX_NARROW_ELEM(bf16, u16, 0x7fc0, widen_bf16)
-COLLX_NARROW_ELEM(e4m3, u8, 0x7f, widen_e4m3_num)
-COLLX_NARROW_ELEM(e5m2, u8, 0x7e, widen_e5m2)
+static __always_inline float narrow_arith(int op, u32 a, u32 b)
+{
+	float x = f32_from(a), y = f32_from(b);
+
+	return op == COLLX_OP_SUM ? x + y : x * y;
+}
+
+static __always_inline u16 elem_fp16(u16 a, u16 b, int op)
+{
+	float r;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN)
+		return narrow_pick(op, a, b, f32_from(widen_fp16(a)),
+				   f32_from(widen_fp16(b)),
+				   isnan_fp16(a) || isnan_fp16(b), 0x7e00);
+	r = narrow_arith(op, widen_fp16(a), widen_fp16(b));
+	return r != r ? 0x7e00 : narrow_fp16(f32_bits(r));
+}
+
+static __always_inline u16 elem_bf16(u16 a, u16 b, int op)
+{
+	float r;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN)
+		return narrow_pick(op, a, b, f32_from(widen_bf16(a)),
+				   f32_from(widen_bf16(b)),
+				   isnan_bf16(a) || isnan_bf16(b), 0x7fc0);
+	r = narrow_arith(op, widen_bf16(a), widen_bf16(b));
+	return r != r ? 0x7fc0 : narrow_bf16(f32_bits(r));
+}
+
+static __always_inline u8 elem_e4m3(u8 a, u8 b, int op)
+{
+	float r;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN)
+		return narrow_pick(op, a, b, f32_from(widen_e4m3_num(a)),
+				   f32_from(widen_e4m3_num(b)),
+				   isnan_e4m3(a) || isnan_e4m3(b), 0x7f);
+	r = narrow_arith(op, widen_e4m3(a), widen_e4m3(b));
+	return r != r ? 0x7f : narrow_e4m3(f32_bits(r));
+}
+
+static __always_inline u8 elem_e5m2(u8 a, u8 b, int op)
+{
+	float r;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN)
+		return narrow_pick(op, a, b, f32_from(widen_e5m2(a)),
+				   f32_from(widen_e5m2(b)),
+				   isnan_e5m2(a) || isnan_e5m2(b), 0x7e);
+	r = narrow_arith(op, widen_e5m2(a), widen_e5m2(b));
+	return r != r ? 0x7e : narrow_e5m2(f32_bits(r));
+}
+
+/* avg: the binary32 quotient, rounded once */
+static __always_inline u16 quot_fp16(u16 a, u32 n)
+{
+	float r = f32_from(widen_fp16(a)) / (float)n;
+
+	return r != r ? 0x7e00 : narrow_fp16(f32_bits(r));
+}
+
+static __always_inline u16 quot_bf16(u16 a, u32 n)
+{
+	float r = f32_from(widen_bf16(a)) / (float)n;
+
+	return r != r ? 0x7fc0 : narrow_bf16(f32_bits(r));
+}
+
+static __always_inline u8 quot_e4m3(u8 a, u32 n)
+{
+	float r = f32_from(widen_e4m3(a)) / (float)n;
+
+	return r != r ? 0x7f : narrow_e4m3(f32_bits(r));
+}
+
+static __always_inline u8 quot_e5m2(u8 a, u32 n)
+{
+	float r = f32_from(widen_e5m2(a)) / (float)n;
+
+	return r != r ? 0x7e : narrow_e5m2(f32_bits(r));
+}
 
 /*
  * ---- loops
@@ -411,40 +503,40 @@ static __always_inline void elem_scale(enum collx_dtype dt, u8 *d, size_t n,
 {
 	switch (dt) {
 	case COLLX_INT8:
-		COLLX_DIV_LOOP(div_s8, u8, d, n, nranks);
+		COLLX_DIV_LOOP(quot_s8, u8, d, n, nranks);
 		break;
 	case COLLX_UINT8:
-		COLLX_DIV_LOOP(div_u8, u8, d, n, nranks);
+		COLLX_DIV_LOOP(quot_u8, u8, d, n, nranks);
 		break;
 	case COLLX_INT32:
-		COLLX_DIV_LOOP(div_s32, u32, d, n, nranks);
+		COLLX_DIV_LOOP(quot_s32, u32, d, n, nranks);
 		break;
 	case COLLX_UINT32:
-		COLLX_DIV_LOOP(div_u32, u32, d, n, nranks);
+		COLLX_DIV_LOOP(quot_u32, u32, d, n, nranks);
 		break;
 	case COLLX_INT64:
-		COLLX_DIV_LOOP(div_s64, u64, d, n, nranks);
+		COLLX_DIV_LOOP(quot_s64, u64, d, n, nranks);
 		break;
 	case COLLX_UINT64:
-		COLLX_DIV_LOOP(div_u64, u64, d, n, nranks);
+		COLLX_DIV_LOOP(quot_u64, u64, d, n, nranks);
 		break;
 	case COLLX_FP16:
-		COLLX_DIV_LOOP(div_fp16, u16, d, n, nranks);
+		COLLX_DIV_LOOP(quot_fp16, u16, d, n, nranks);
 		break;
 	case COLLX_FP32:
-		COLLX_DIV_LOOP(div_f32, u32, d, n, nranks);
+		COLLX_DIV_LOOP(quot_f32, u32, d, n, nranks);
 		break;
 	case COLLX_FP64:
-		COLLX_DIV_LOOP(div_f64, u64, d, n, nranks);
+		COLLX_DIV_LOOP(quot_f64, u64, d, n, nranks);
 		break;
 	case COLLX_BF16:
-		COLLX_DIV_LOOP(div_bf16, u16, d, n, nranks);
+		COLLX_DIV_LOOP(quot_bf16, u16, d, n, nranks);
 		break;
 	case COLLX_FP8_E4M3:
-		COLLX_DIV_LOOP(div_e4m3, u8, d, n, nranks);
+		COLLX_DIV_LOOP(quot_e4m3, u8, d, n, nranks);
 		break;
 	default:
-		COLLX_DIV_LOOP(div_e5m2, u8, d, n, nranks);
+		COLLX_DIV_LOOP(quot_e5m2, u8, d, n, nranks);
 		break;
 	}
 }
@@ -473,18 +565,15 @@ static __always_inline size_t elem_size(enum collx_dtype dt)
  * One table of functions per implementation: PFX_DT_OP(d, s, n) and
  * PFX_DT_scale(d, n, nranks) for every dtype and kernel op, each calling
  * LOOP(dt, op, d, s, n) or SCALE(dt, d, n, nranks) with constants.
+ * ATTR is a target attribute, or COLLX_NO_ATTR.
  */
+#define COLLX_NO_ATTR
+
 #define COLLX_FN(PFX, ATTR, LOOP, DT, OP)				\
 static void ATTR PFX##_##DT##_##OP(void *d, const void *s, size_t n)	\
 {									\
 	LOOP(COLLX_##DT, COLLX_OP_##OP, d, s, n);			\
 }
-
-#define COLLX_FN4(PFX, ATTR, LOOP, DT)					\
-	COLLX_FN(PFX, ATTR, LOOP, DT, SUM)				\
-	COLLX_FN(PFX, ATTR, LOOP, DT, PROD)				\
-	COLLX_FN(PFX, ATTR, LOOP, DT, MAX)				\
-	COLLX_FN(PFX, ATTR, LOOP, DT, MIN)
 
 #define COLLX_SCALE_FN(PFX, ATTR, SCALE, DT)				\
 static void ATTR PFX##_##DT##_scale(void *d, size_t n, u32 nranks)	\
@@ -493,9 +582,7 @@ static void ATTR PFX##_##DT##_scale(void *d, size_t n, u32 nranks)	\
 }
 
 #define COLLX_OPS4(PFX, DT)						\
-	[COLLX_##DT] = { PFX##_##DT##_SUM, PFX##_##DT##_PROD,		\
-			 PFX##_##DT##_MAX, PFX##_##DT##_MIN }
-
-#define COLLX_SCALE(PFX, DT)	[COLLX_##DT] = PFX##_##DT##_scale
+	{ PFX##_##DT##_SUM, PFX##_##DT##_PROD,				\
+	  PFX##_##DT##_MAX, PFX##_##DT##_MIN }
 
 #endif /* _COLLX_CORE_REDUCE_ELEM_H */

@@ -79,7 +79,7 @@ static inline u32 __collx_fp16_to_f32_bits(u16 h)
 		return sign | ((exp + 112) << 23) | (man << 13);
 	if (!man)
 		return sign;
-	return sign | __collx_widen_subnormal(man, 103);	/* man * 2^-24 */
+	return sign | __collx_widen_subnormal(man, 103); /* man * 2^-24 */
 }
 
 static inline u16 __collx_f32_bits_to_fp16(u32 f)
@@ -126,7 +126,7 @@ static inline u32 __collx_e4m3_to_f32_bits(u8 x)
 		return sign | ((exp + 120) << 23) | (man << 20);
 	if (!man)
 		return sign;
-	return sign | __collx_widen_subnormal(man, 118);	/* man * 2^-9 */
+	return sign | __collx_widen_subnormal(man, 118); /* man * 2^-9 */
 }
 
 static inline u8 __collx_f32_bits_to_e4m3(u32 f)

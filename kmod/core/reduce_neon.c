@@ -37,80 +37,118 @@ typedef double __attribute__((vector_size(16))) f64_q;
 #define VLD(v, p)	__builtin_memcpy(&(v), (p), sizeof(v))
 #define VST(p, v)	__builtin_memcpy((p), &(v), sizeof(v))
 
-/* The AArch64 builtins, with type-correct stand-ins for sparse. */
+static __always_inline f32_q zero_f32(void)
+{
+	f32_q z = { 0 };
+
+	return z;
+}
+
+/*
+ * fp16 vectors as the fcvt builtins take them: 4 and 8 lanes of the
+ * compiler's __fp16 (sparse gets 16-bit integer lanes).
+ */
 #ifndef __CHECKER__
-typedef __Float16x4_t h16_d;
-typedef __Float16x8_t h16_q;
+#define h16_d \
+	__typeof__(__builtin_aarch64_float_truncate_lo_v4hf(zero_f32()))
+#define h16_q \
+	__typeof__(__builtin_aarch64_float_truncate_hi_v8hf(zero_h16d(), \
+							    zero_f32()))
+#else
+typedef s16 __attribute__((vector_size(8))) h16_d;
+typedef s16 __attribute__((vector_size(16))) h16_q;
+#endif
+
+static __always_inline h16_d zero_h16d(void)
+{
+	h16_d z = { 0 };
+
+	return z;
+}
+
+static __always_inline h16_q zero_h16q(void)
+{
+	h16_q z = { 0 };
+
+	return z;
+}
+
+/*
+ * The AArch64 builtins, with type-correct stand-ins for sparse.  The
+ * integer max/min builtins take signed lanes whatever the signedness.
+ */
+#ifndef __CHECKER__
 #define A64_FMAX(a, b)		__builtin_aarch64_fmax_nanv4sf(a, b)
 #define A64_FMIN(a, b)		__builtin_aarch64_fmin_nanv4sf(a, b)
 #define A64_FMAXD(a, b)		__builtin_aarch64_fmax_nanv2df(a, b)
 #define A64_FMIND(a, b)		__builtin_aarch64_fmin_nanv2df(a, b)
-#define A64_SMAXB(a, b)		__builtin_aarch64_smaxv16qi(a, b)
-#define A64_SMINB(a, b)		__builtin_aarch64_sminv16qi(a, b)
-#define A64_UMAXB(a, b)		(u8_q)__builtin_aarch64_umaxv16qi((s8_q)(a), (s8_q)(b))
-#define A64_UMINB(a, b)		(u8_q)__builtin_aarch64_uminv16qi((s8_q)(a), (s8_q)(b))
-#define A64_SMAXS(a, b)		__builtin_aarch64_smaxv4si(a, b)
-#define A64_SMINS(a, b)		__builtin_aarch64_sminv4si(a, b)
-#define A64_UMAXS(a, b)		(u32_q)__builtin_aarch64_umaxv4si((s32_q)(a), (s32_q)(b))
-#define A64_UMINS(a, b)		(u32_q)__builtin_aarch64_uminv4si((s32_q)(a), (s32_q)(b))
+#define A64_IMINMAX(F, a, b)	__builtin_aarch64_##F(a, b)
 /* fcvtl, fcvtl2, fcvtn, fcvtn2: exact widening, narrowing per FPCR */
 #define A64_H2F_LO(h)		__builtin_aarch64_float_extend_lo_v4sf(h)
 #define A64_H2F_HI(h)		__builtin_aarch64_vec_unpacks_hi_v8hf(h)
 #define A64_F2H_LO(f)		__builtin_aarch64_float_truncate_lo_v4hf(f)
 #define A64_F2H_HI(lo, f)	__builtin_aarch64_float_truncate_hi_v8hf(lo, f)
 #else
-typedef s16 __attribute__((vector_size(8))) h16_d;
-typedef s16 __attribute__((vector_size(16))) h16_q;
 #define A64_FMAX(a, b)		((a) + (b))
 #define A64_FMIN(a, b)		((a) + (b))
 #define A64_FMAXD(a, b)		((a) + (b))
 #define A64_FMIND(a, b)		((a) + (b))
-#define A64_SMAXB(a, b)		((a) + (b))
-#define A64_SMINB(a, b)		((a) + (b))
-#define A64_UMAXB(a, b)		((a) + (b))
-#define A64_UMINB(a, b)		((a) + (b))
-#define A64_SMAXS(a, b)		((a) + (b))
-#define A64_SMINS(a, b)		((a) + (b))
-#define A64_UMAXS(a, b)		((a) + (b))
-#define A64_UMINS(a, b)		((a) + (b))
-#define A64_H2F_LO(h)		((f32_q){ 0 })
-#define A64_H2F_HI(h)		((f32_q){ 0 })
-#define A64_F2H_LO(f)		((h16_d){ 0 })
-#define A64_F2H_HI(lo, f)	((h16_q){ 0 })
+#define A64_IMINMAX(F, a, b)	((void)#F, (a) + (b))
+#define A64_H2F_LO(h)		((void)(h), zero_f32())
+#define A64_H2F_HI(h)		((void)(h), zero_f32())
+#define A64_F2H_LO(f)		((void)(f), zero_h16d())
+#define A64_F2H_HI(lo, f)	((void)(lo), (void)(f), zero_h16q())
 #endif
 
-/* ---- integers: one 16-byte vector, dst = dst (op) src */
-
-#define INT_VOP(NAME, V, U, MAX, MIN)					\
-static __always_inline void NAME(u8 *d, const u8 *s, int op)		\
+/*
+ * ---- integers: one 16-byte vector, dst = dst (op) src.  T names the
+ * function, B the vector type the max (MX) and min (MN) builtins take
+ * (whose names they are), U the unsigned type sum and product wrap in.
+ */
+#define INT_VOP(T, B, U, MX, MN)					\
+static __always_inline void T##_vop(u8 *d, const u8 *s, int op)	\
 {									\
-	V a, b;								\
+	B##_q a, b;							\
 									\
 	VLD(a, d);							\
 	VLD(b, s);							\
 	if (op == COLLX_OP_SUM)						\
-		a = (V)((U)a + (U)b);					\
+		a = (B##_q)((U##_q)a + (U##_q)b);			\
 	else if (op == COLLX_OP_PROD)					\
-		a = (V)((U)a * (U)b);					\
+		a = (B##_q)((U##_q)a * (U##_q)b);			\
 	else if (op == COLLX_OP_MAX)					\
-		a = MAX(a, b);						\
+		a = A64_IMINMAX(MX, a, b);				\
 	else								\
-		a = MIN(a, b);						\
+		a = A64_IMINMAX(MN, a, b);				\
 	VST(d, a);							\
 }
 
-/* 64-bit lanes have no max/min instruction: compare and select */
-#define SEL_MAX(a, b)	(((a) & (typeof(a))((a) > (b))) | \
-			 ((b) & ~(typeof(a))((a) > (b))))
-#define SEL_MIN(a, b)	(((a) & (typeof(a))((a) < (b))) | \
-			 ((b) & ~(typeof(a))((a) < (b))))
+INT_VOP(s8, s8, u8, smaxv16qi, sminv16qi)
+INT_VOP(u8, s8, u8, umaxv16qi, uminv16qi)
+INT_VOP(s32, s32, u32, smaxv4si, sminv4si)
+INT_VOP(u32, s32, u32, umaxv4si, uminv4si)
 
-INT_VOP(s8_vop, s8_q, u8_q, A64_SMAXB, A64_SMINB)
-INT_VOP(u8_vop, u8_q, u8_q, A64_UMAXB, A64_UMINB)
-INT_VOP(s32_vop, s32_q, u32_q, A64_SMAXS, A64_SMINS)
-INT_VOP(u32_vop, u32_q, u32_q, A64_UMAXS, A64_UMINS)
-INT_VOP(s64_vop, s64_q, u64_q, SEL_MAX, SEL_MIN)
-INT_VOP(u64_vop, u64_q, u64_q, SEL_MAX, SEL_MIN)
+/* 64-bit lanes have no max/min instruction: compare and select */
+#define INT64_VOP(T)							\
+static __always_inline void T##_vop(u8 *d, const u8 *s, int op)	\
+{									\
+	T##_q a, b, m;							\
+									\
+	VLD(a, d);							\
+	VLD(b, s);							\
+	if (op == COLLX_OP_SUM) {					\
+		a = (T##_q)((u64_q)a + (u64_q)b);			\
+	} else if (op == COLLX_OP_PROD) {				\
+		a = (T##_q)((u64_q)a * (u64_q)b);			\
+	} else {							\
+		m = (T##_q)(op == COLLX_OP_MAX ? a > b : a < b);	\
+		a = (a & m) | (b & ~m);					\
+	}								\
+	VST(d, a);							\
+}
+
+INT64_VOP(s64)
+INT64_VOP(u64)
 
 /*
  * ---- floats, raw: results keep the NaNs the hardware made.  The caller
@@ -388,64 +426,98 @@ static __always_inline void neon_scale(enum collx_dtype dt, u8 *d, size_t n,
 }
 
 #define NEON_SCALE(dt, d, n, nranks)	neon_scale(dt, d, n, nranks)
-#define NEON_FN4(DT)	COLLX_FN4(neon, , neon_loop, DT)
-#define NEON_SCALE_FN(DT) COLLX_SCALE_FN(neon, , NEON_SCALE, DT)
 
-NEON_FN4(INT8)
-NEON_FN4(UINT8)
-NEON_FN4(INT32)
-NEON_FN4(UINT32)
-NEON_FN4(INT64)
-NEON_FN4(UINT64)
-NEON_FN4(FP16)
-NEON_FN4(FP32)
-NEON_FN4(FP64)
-NEON_FN4(BF16)
-NEON_FN4(FP8_E4M3)
-NEON_FN4(FP8_E5M2)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT8, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT8, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT8, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT8, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT8, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT8, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT8, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT8, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT32, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT32, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT32, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT32, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT32, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT32, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT32, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT32, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT64, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT64, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT64, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, INT64, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT64, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT64, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT64, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, UINT64, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP16, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP16, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP16, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP16, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP32, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP32, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP32, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP32, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP64, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP64, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP64, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP64, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, BF16, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, BF16, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, BF16, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, BF16, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP8_E4M3, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP8_E4M3, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP8_E4M3, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP8_E4M3, MIN)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP8_E5M2, SUM)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP8_E5M2, PROD)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP8_E5M2, MAX)
+COLLX_FN(neon, COLLX_NO_ATTR, neon_loop, FP8_E5M2, MIN)
 
-NEON_SCALE_FN(INT8)
-NEON_SCALE_FN(UINT8)
-NEON_SCALE_FN(INT32)
-NEON_SCALE_FN(UINT32)
-NEON_SCALE_FN(INT64)
-NEON_SCALE_FN(UINT64)
-NEON_SCALE_FN(FP16)
-NEON_SCALE_FN(FP32)
-NEON_SCALE_FN(FP64)
-NEON_SCALE_FN(BF16)
-NEON_SCALE_FN(FP8_E4M3)
-NEON_SCALE_FN(FP8_E5M2)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, INT8)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, UINT8)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, INT32)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, UINT32)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, INT64)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, UINT64)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, FP16)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, FP32)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, FP64)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, BF16)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, FP8_E4M3)
+COLLX_SCALE_FN(neon, COLLX_NO_ATTR, NEON_SCALE, FP8_E5M2)
 
 const struct collx_reduce_ops collx_reduce_neon_ops = {
 	.name = "neon",
 	.reduce = {
-		COLLX_OPS4(neon, INT8),
-		COLLX_OPS4(neon, UINT8),
-		COLLX_OPS4(neon, INT32),
-		COLLX_OPS4(neon, UINT32),
-		COLLX_OPS4(neon, INT64),
-		COLLX_OPS4(neon, UINT64),
-		COLLX_OPS4(neon, FP16),
-		COLLX_OPS4(neon, FP32),
-		COLLX_OPS4(neon, FP64),
-		COLLX_OPS4(neon, BF16),
-		COLLX_OPS4(neon, FP8_E4M3),
-		COLLX_OPS4(neon, FP8_E5M2),
+		[COLLX_INT8] = COLLX_OPS4(neon, INT8),
+		[COLLX_UINT8] = COLLX_OPS4(neon, UINT8),
+		[COLLX_INT32] = COLLX_OPS4(neon, INT32),
+		[COLLX_UINT32] = COLLX_OPS4(neon, UINT32),
+		[COLLX_INT64] = COLLX_OPS4(neon, INT64),
+		[COLLX_UINT64] = COLLX_OPS4(neon, UINT64),
+		[COLLX_FP16] = COLLX_OPS4(neon, FP16),
+		[COLLX_FP32] = COLLX_OPS4(neon, FP32),
+		[COLLX_FP64] = COLLX_OPS4(neon, FP64),
+		[COLLX_BF16] = COLLX_OPS4(neon, BF16),
+		[COLLX_FP8_E4M3] = COLLX_OPS4(neon, FP8_E4M3),
+		[COLLX_FP8_E5M2] = COLLX_OPS4(neon, FP8_E5M2),
 	},
 	.scale = {
-		COLLX_SCALE(neon, INT8),
-		COLLX_SCALE(neon, UINT8),
-		COLLX_SCALE(neon, INT32),
-		COLLX_SCALE(neon, UINT32),
-		COLLX_SCALE(neon, INT64),
-		COLLX_SCALE(neon, UINT64),
-		COLLX_SCALE(neon, FP16),
-		COLLX_SCALE(neon, FP32),
-		COLLX_SCALE(neon, FP64),
-		COLLX_SCALE(neon, BF16),
-		COLLX_SCALE(neon, FP8_E4M3),
-		COLLX_SCALE(neon, FP8_E5M2),
+		[COLLX_INT8] = neon_INT8_scale,
+		[COLLX_UINT8] = neon_UINT8_scale,
+		[COLLX_INT32] = neon_INT32_scale,
+		[COLLX_UINT32] = neon_UINT32_scale,
+		[COLLX_INT64] = neon_INT64_scale,
+		[COLLX_UINT64] = neon_UINT64_scale,
+		[COLLX_FP16] = neon_FP16_scale,
+		[COLLX_FP32] = neon_FP32_scale,
+		[COLLX_FP64] = neon_FP64_scale,
+		[COLLX_BF16] = neon_BF16_scale,
+		[COLLX_FP8_E4M3] = neon_FP8_E4M3_scale,
+		[COLLX_FP8_E5M2] = neon_FP8_E5M2_scale,
 	},
 };
 

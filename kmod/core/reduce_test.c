@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite collx_reduce: known answers for every dtype and op on every
- * implementation the CPU has, AVX2 against scalar on random data, FPU
- * section boundaries, every fp16/bf16 value through binary32 and back.
- * No float code here: values are bit patterns.
+ * implementation the CPU has, each SIMD implementation against scalar on
+ * random data and on every pair of FP8 values, FPU section boundaries,
+ * every fp16/bf16 value through binary32 and back, all 256 values of each
+ * FP8 format against the exact table.  No float code here: values are
+ * bit patterns.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -107,13 +109,19 @@ static const struct collx_dt_op collx_dt_ops[] = {
 	{ COLLX_BF16, COLLX_OP_SUM }, { COLLX_BF16, COLLX_OP_PROD },
 	{ COLLX_BF16, COLLX_OP_MAX }, { COLLX_BF16, COLLX_OP_MIN },
 	{ COLLX_BF16, COLLX_OP_AVG },
+	{ COLLX_FP8_E4M3, COLLX_OP_SUM }, { COLLX_FP8_E4M3, COLLX_OP_PROD },
+	{ COLLX_FP8_E4M3, COLLX_OP_MAX }, { COLLX_FP8_E4M3, COLLX_OP_MIN },
+	{ COLLX_FP8_E4M3, COLLX_OP_AVG },
+	{ COLLX_FP8_E5M2, COLLX_OP_SUM }, { COLLX_FP8_E5M2, COLLX_OP_PROD },
+	{ COLLX_FP8_E5M2, COLLX_OP_MAX }, { COLLX_FP8_E5M2, COLLX_OP_MIN },
+	{ COLLX_FP8_E5M2, COLLX_OP_AVG },
 };
 
 static void collx_dt_op_desc(const struct collx_dt_op *c, char *desc)
 {
-	static const char *const dt[] = {
+	static const char *const dt[COLLX_DTYPE_COUNT] = {
 		"int8", "uint8", "int32", "uint32", "int64", "uint64",
-		"fp16", "fp32", "fp64", "bf16",
+		"fp16", "fp32", "fp64", "bf16", "e4m3", "e5m2",
 	};
 	static const char *const op[] = { "sum", "prod", "max", "min", "avg" };
 
@@ -152,52 +160,144 @@ static int reduce_avg(enum collx_reduce_impl impl, void *d, const void *s,
 	return collx_reduce_scale_avg_with(impl, d, n, c->dtype, nranks);
 }
 
+/* The SIMD implementations, each held to the scalar bits. */
+static const enum collx_reduce_impl collx_simd_impls[] = {
+	COLLX_REDUCE_AVX2, COLLX_REDUCE_AVX512, COLLX_REDUCE_AVX512_BF16,
+	COLLX_REDUCE_NEON,
+};
+
 /*
  * Random bits, a third of them specials (NaN, inf, zeros, subnormals and
- * their neighbours): AVX2 must give the scalar result bit for bit, on
- * lengths and offsets that exercise every loop and tail.
+ * their neighbours): every SIMD implementation the CPU has must give the
+ * scalar result bit for bit, on lengths and offsets that exercise every
+ * loop and tail.
  */
-static void collx_reduce_avx2_matches_scalar(struct kunit *test)
+static void collx_reduce_simd_matches_scalar(struct kunit *test)
 {
 	static const u64 specials[] = {
 		0, ~0ULL, 0x8000000000000000ULL, 0x7ff0000000000000ULL,
 		0x7ff8000000000001ULL, 0x7f800000, 0xff800001, 0x7fc00000,
 		0x7c00, 0xfc01, 0x7f80, 0xff81, 0x8000, 0x80000000, 1, 0x3ff,
+		0x7f, 0xff, 0x7e, 0x7d, 0x80, 0x08,
 	};
 	const struct collx_dt_op *c = test->param_value;
-	size_t es = collx_dtype_size(c->dtype), n, i, off;
+	size_t es = collx_dtype_size(c->dtype), n, i, off, k;
 	size_t nsp = ARRAY_SIZE(specials);
 	u64 rng = 0x2545f4914f6cdd1dULL + c->dtype * 31 + c->op;
+	enum collx_reduce_impl impl;
 	u8 *a, *s, *x, *y;
+	unsigned int ran = 0;
 	u32 nranks;
 	int t;
 
-	if (!collx_reduce_impl_available(COLLX_REDUCE_AVX2))
-		kunit_skip(test, "no AVX2 on this CPU");
 	a = kunit_kmalloc(test, 4096 * es + 8, GFP_KERNEL);
 	s = kunit_kmalloc(test, 4096 * es + 8, GFP_KERNEL);
 	x = kunit_kmalloc(test, 4096 * es + 8, GFP_KERNEL);
 	y = kunit_kmalloc(test, 4096 * es + 8, GFP_KERNEL);
 	KUNIT_ASSERT_TRUE(test, a && s && x && y);
 
-	for (t = 0; t < 24; t++) {
-		n = t < 20 ? xorshift(&rng) % 200 : 4096;
-		off = xorshift(&rng) % 8;
-		nranks = 1 + xorshift(&rng) % 7;
-		for (i = 0; i < n; i++) {
-			put_bits(a, es, i, test_value(&rng, specials, nsp));
-			put_bits(s + off, es, i,
-				 test_value(&rng, specials, nsp));
+	for (k = 0; k < ARRAY_SIZE(collx_simd_impls); k++) {
+		impl = collx_simd_impls[k];
+		if (!collx_reduce_impl_available(impl))
+			continue;
+		ran++;
+		for (t = 0; t < 24; t++) {
+			n = t < 20 ? xorshift(&rng) % 200 : 4096;
+			off = xorshift(&rng) % 8;
+			nranks = 1 + xorshift(&rng) % 7;
+			for (i = 0; i < n; i++) {
+				put_bits(a, es, i,
+					 test_value(&rng, specials, nsp));
+				put_bits(s + off, es, i,
+					 test_value(&rng, specials, nsp));
+			}
+			memcpy(x + off, a, n * es);
+			memcpy(y + off, a, n * es);
+			KUNIT_ASSERT_EQ(test,
+					reduce_avg(COLLX_REDUCE_SCALAR, x + off,
+						   s + off, n, c, nranks), 0);
+			KUNIT_ASSERT_EQ(test, reduce_avg(impl, y + off,
+							 s + off, n, c,
+							 nranks), 0);
+			KUNIT_EXPECT_EQ_MSG(test,
+					    memcmp(x + off, y + off, n * es), 0,
+					    "%s trial %d, %zu elements",
+					    collx_reduce_impl_name(impl), t,
+					    n);
 		}
-		memcpy(x + off, a, n * es);
-		memcpy(y + off, a, n * es);
-		KUNIT_ASSERT_EQ(test, reduce_avg(COLLX_REDUCE_SCALAR, x + off,
-						 s + off, n, c, nranks), 0);
-		KUNIT_ASSERT_EQ(test, reduce_avg(COLLX_REDUCE_AVX2, y + off,
-						 s + off, n, c, nranks), 0);
-		KUNIT_EXPECT_EQ_MSG(test, memcmp(x + off, y + off, n * es), 0,
-				    "trial %d, %zu elements", t, n);
 	}
+	if (!ran)
+		kunit_skip(test, "no SIMD implementation on this CPU");
+}
+
+static void fp8_pairs_one(struct kunit *test, enum collx_reduce_impl impl,
+			  const u8 *a, const u8 *b, const u8 *want, u8 *y,
+			  enum collx_dtype dt, int op)
+{
+	if (!collx_reduce_impl_available(impl))
+		return;
+	memcpy(y, a, 65536);
+	KUNIT_ASSERT_EQ(test, collx_reduce_with(impl, y, b, 65536, dt, op), 0);
+	KUNIT_EXPECT_EQ_MSG(test, memcmp(want, y, 65536), 0,
+			    "%s dtype %d op %d", collx_reduce_impl_name(impl),
+			    dt, op);
+}
+
+/* Every pair of FP8 values, every op: each SIMD one gives scalar's bits. */
+static void collx_reduce_fp8_pairs(struct kunit *test)
+{
+	enum collx_dtype dts[] = { COLLX_FP8_E4M3, COLLX_FP8_E5M2 };
+	u8 *a, *b, *x, *y;
+	size_t i, k, d;
+	int op, ret;
+
+	a = kunit_kmalloc(test, 65536, GFP_KERNEL);
+	b = kunit_kmalloc(test, 65536, GFP_KERNEL);
+	x = kunit_kmalloc(test, 65536, GFP_KERNEL);
+	y = kunit_kmalloc(test, 65536, GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, a && b && x && y);
+	for (i = 0; i < 65536; i++) {
+		a[i] = i & 0xff;
+		b[i] = i >> 8;
+	}
+	for (d = 0; d < ARRAY_SIZE(dts); d++) {
+		for (op = COLLX_OP_SUM; op <= COLLX_OP_MIN; op++) {
+			memcpy(x, a, 65536);
+			ret = collx_reduce_with(COLLX_REDUCE_SCALAR, x, b,
+						65536, dts[d], op);
+			KUNIT_ASSERT_EQ(test, ret, 0);
+			for (k = 0; k < ARRAY_SIZE(collx_simd_impls); k++)
+				fp8_pairs_one(test, collx_simd_impls[k], a, b,
+					      x, y, dts[d], op);
+		}
+	}
+}
+
+/*
+ * All 256 values of each FP8 format: widening gives the exact table,
+ * narrowing the table entry gives the value back (NaNs quieted).
+ */
+static void collx_reduce_fp8_all_values(struct kunit *test)
+{
+	unsigned int c, bad_e4 = 0, bad_e5 = 0;
+	u8 e5;
+
+	for (c = 0; c < 256; c++) {
+		bad_e4 += collx_e4m3_to_f32_bits(c) != collx_e4m3_f32_table[c];
+		bad_e4 += collx_f32_bits_to_e4m3(collx_e4m3_f32_table[c]) != c;
+		e5 = (c & 0x7f) > 0x7c ? c | 2 : c;	/* quieted NaN */
+		bad_e5 += collx_e5m2_to_f32_bits(c) != collx_e5m2_f32_table[c];
+		bad_e5 += collx_f32_bits_to_e5m2(collx_e5m2_f32_table[c]) != e5;
+	}
+	KUNIT_EXPECT_EQ(test, bad_e4, 0);
+	KUNIT_EXPECT_EQ(test, bad_e5, 0);
+	/* saturation, the tie at 464, overflow to inf, and NaN */
+	KUNIT_EXPECT_EQ(test, collx_f32_bits_to_e4m3(0x7f800000), 0x7e);
+	KUNIT_EXPECT_EQ(test, collx_f32_bits_to_e4m3(0xc3e80000), 0xfe);
+	KUNIT_EXPECT_EQ(test, collx_f32_bits_to_e4m3(0x7fc00000), 0x7f);
+	KUNIT_EXPECT_EQ(test, collx_f32_bits_to_e5m2(0x47700000), 0x7c);
+	KUNIT_EXPECT_EQ(test, collx_f32_bits_to_e5m2(0x476fffff), 0x7b);
+	KUNIT_EXPECT_EQ(test, collx_f32_bits_to_e5m2(0x37800000), 0x01);
 }
 
 /* Several FPU sections in one call: every element still reduced once. */
@@ -272,8 +372,10 @@ static void collx_reduce_bad_args(struct kunit *test)
 
 static struct kunit_case collx_reduce_cases[] = {
 	KUNIT_CASE_PARAM(collx_reduce_known_answer, collx_vec_gen_params),
-	KUNIT_CASE_PARAM(collx_reduce_avx2_matches_scalar,
+	KUNIT_CASE_PARAM(collx_reduce_simd_matches_scalar,
 			 collx_dt_op_gen_params),
+	KUNIT_CASE(collx_reduce_fp8_pairs),
+	KUNIT_CASE(collx_reduce_fp8_all_values),
 	KUNIT_CASE(collx_reduce_fpu_sections),
 	KUNIT_CASE(collx_reduce_fp16_bf16_round_trip),
 	KUNIT_CASE(collx_reduce_bad_args),

@@ -119,6 +119,8 @@ static inline const char *collx_sim_tree(u32 n, u32 tree,
 		return "not exactly one root";
 	if (tree == 0 && root != 0)
 		return "tree 0 not rooted at rank 0";
+	if (root != collx_dtree_root(n, tree))
+		return "collx_dtree_root() is not the root";
 	for (r = 0; r < n; r++) {
 		d = 0;
 		for (p = nodes[r].parent; p >= 0; p = nodes[p].parent)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suite collx_sched: ring, double binary tree and recursive doubling
- * simulated for every rank count 1..64 (each contribution reduced exactly
- * once, every rank ends with everything), and chunking of any count.
+ * KUnit suite collx_sched: ring, double binary tree (and its roots) and
+ * recursive doubling simulated for every rank count 1..64 (each
+ * contribution reduced exactly once, every rank ends with everything), and
+ * chunking of any count.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -102,6 +103,8 @@ static void collx_sched_bad_args(struct kunit *test)
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, collx_btree(4, 4, &tn), -EINVAL);
 	KUNIT_EXPECT_EQ(test, collx_dtree(4, 0, 2, &tn), -EINVAL);
+	KUNIT_EXPECT_EQ(test, collx_dtree_root(4, 2), 0);
+	KUNIT_EXPECT_EQ(test, collx_dtree_root(0, 1), 0);
 	KUNIT_EXPECT_EQ(test, collx_rd_info(0, 0, &ri), -EINVAL);
 	KUNIT_EXPECT_EQ(test, collx_rd_peer(8, 0, 3), -1);
 	KUNIT_EXPECT_EQ(test, collx_ring_nsteps(COLLX_RING_ALLREDUCE,

@@ -115,6 +115,7 @@ enum {
 	COLLX_CMD_SUBMIT,
 	COLLX_CMD_WAIT,
 	COLLX_CMD_SUBMIT_GROUP,
+	COLLX_CMD_COMM_QUERY,
 };
 
 /* "No rank": a failed_rank when no single peer is to blame. */
@@ -355,8 +356,8 @@ struct collx_mr_reg {
  * @__reserved: must be 0
  *
  * Drops a registration.  EBUSY while a collective in flight uses it, and
- * after a collective on it failed, until its communicator is destroyed
- * (the NIC may still touch the pages until the connections are drained);
+ * briefly after a collective on it failed, until its communicator's
+ * connections are drained (the NIC may touch the pages until then);
  * ENOENT: no such registration on this fd.
  */
 struct collx_mr_dereg {
@@ -416,7 +417,8 @@ enum collx_coll {
  *	COLLX_SUBMIT_ALGO_MASK; &collx_completion.algo says which one ran)
  * @COLLX_ALGO_AUTO: the module chooses by collective, size and rank count
  *	(Documentation/engine.md gives the thresholds)
- * @COLLX_ALGO_RING: ring: every collective but barrier, send and recv
+ * @COLLX_ALGO_RING: ring: every collective but send and recv (a barrier
+ *	passes a token around it; alltoall is the shifted ring)
  * @COLLX_ALGO_TREE: double binary tree: allreduce, reduce, broadcast
  * @COLLX_ALGO_RD: recursive doubling, or halving-doubling where the data
  *	is cut: allreduce, allgather, reduce-scatter, barrier
@@ -634,5 +636,42 @@ struct collx_submit_group {
 };
 
 #define COLLX_IOC_SUBMIT_GROUP	_IO(COLLX_TYPE, COLLX_CMD_SUBMIT_GROUP)
+
+/* &collx_comm_query.state */
+#define COLLX_COMM_STATE_READY	0
+#define COLLX_COMM_STATE_ERROR	1
+
+/**
+ * struct collx_comm_query - COLLX_IOC_COMM_QUERY (ABI 1.1)
+ * @size: sizeof(struct collx_comm_query)
+ * @flags: must be 0
+ * @comm_id: the communicator
+ * @state: out, COLLX_COMM_STATE_READY or COLLX_COMM_STATE_ERROR
+ * @error: out, in the error state the negative errno that failed it
+ *	(what its ops completed with), else 0
+ * @failed_rank: out, the rank that failure names, else COLLX_RANK_NONE
+ * @phase: out, enum collx_phase of the failure
+ * @step: out, and its step
+ * @global_id: out, the module-wide id (as &collx_comm_create.global_id)
+ * @ops_queued: out, ops submitted and not yet complete
+ *
+ * Never blocks: what NCCL's ncclCommGetAsyncError() tells, and after an
+ * EPIPE from SUBMIT the reason and the rank to blame.  ENOENT: no such
+ * communicator.
+ */
+struct collx_comm_query {
+	__u32 size;
+	__u32 flags;
+	__u32 comm_id;
+	__u32 state;
+	__s32 error;
+	__u32 failed_rank;
+	__u32 phase;
+	__u32 step;
+	__u32 global_id;
+	__u32 ops_queued;
+};
+
+#define COLLX_IOC_COMM_QUERY	_IO(COLLX_TYPE, COLLX_CMD_COMM_QUERY)
 
 #endif /* _UAPI_LINUX_COLLX_H */
