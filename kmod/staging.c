@@ -163,12 +163,14 @@ void collx_staging_sync(struct ib_device *ibdev, const struct collx_staging *st,
 			u64 a = max(off, pos), b = min(off + bytes, pos + len);
 			u64 addr = sg_dma_address(sg) + (a - pos);
 
+			enum dma_data_direction dir = DMA_BIDIRECTIONAL;
+
 			if (to_device)
-				ib_dma_sync_single_for_device(ibdev, addr, b - a,
-							      DMA_BIDIRECTIONAL);
+				ib_dma_sync_single_for_device(ibdev, addr,
+							      b - a, dir);
 			else
 				ib_dma_sync_single_for_cpu(ibdev, addr, b - a,
-							   DMA_BIDIRECTIONAL);
+							   dir);
 		}
 		pos += len;
 	}
