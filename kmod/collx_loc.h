@@ -143,6 +143,7 @@ void collx_peer_broken(struct collx_peer *peer, int err);
 int collx_peer_failed(struct collx_peer *peer);
 int collx_peer_drained(struct collx_peer *peer);
 void collx_peer_blame(struct collx_peer *peer, struct collx_blame *b);
+bool collx_peer_told(struct collx_peer *peer, struct collx_blame *b);
 bool collx_peer_ready(struct collx_peer *peer);
 void collx_peer_handshake(struct collx_peer *peer, bool established,
 			  bool remote_ready);

@@ -274,6 +274,7 @@ struct collx_conn_params {
  * @remote_iova: the peer's rx staging address
  * @remote_rkey: and its key
  * @credits: the peer's rx slots we may write into
+ * @credit_msgs: credit messages received, ever (is the peer alive?)
  * @tx_posted: data writes posted, ever
  * @tx_done: data writes completed successfully, ever
  * @tx_errs: data writes that completed in error
@@ -347,6 +348,7 @@ struct collx_peer {
 	u64 remote_iova;
 	u32 remote_rkey;
 	u32 credits;
+	u64 credit_msgs;
 	u64 tx_posted;
 	u64 tx_done;
 	u64 tx_errs;
@@ -663,6 +665,7 @@ struct collx_op {
  * @rx_unit: slices consumed from it in this group
  * @tx_seq: our send sequence on this channel for the group
  * @rx_seq: our receive sequence on this channel for the group
+ * @credit_mark: the peer's credit messages when the group started
  */
 struct collx_chan {
 	struct collx_peer *peer;
@@ -677,6 +680,7 @@ struct collx_chan {
 	u32 rx_unit;
 	u64 tx_seq;
 	u64 rx_seq;
+	u64 credit_mark;
 };
 
 /**

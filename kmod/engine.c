@@ -191,6 +191,7 @@ static int collx_group_channels(struct collx_comm *comm, struct collx_group *g)
 			c->tx_seq = c->peer->tx_seq++;
 		if (c->nrx)
 			c->rx_seq = c->peer->rx_seq++;
+		c->credit_mark = READ_ONCE(c->peer->credit_msgs);
 	}
 	return 0;
 }
@@ -316,23 +317,34 @@ static void collx_blame(struct collx_blame *b, int err, u32 rank,
 }
 
 /*
+ * Has the peer shown no sign of life in this group: no chunk from it
+ * consumed or waiting, no credit back?  A stuck rank is silent to all.
+ */
+static bool collx_chan_silent(const struct collx_chan *c)
+{
+	return !c->rx_unit && !collx_peer_has_arrival(c->peer) &&
+	       READ_ONCE(c->peer->credit_msgs) == c->credit_mark;
+}
+
+/*
  * Whom the running group waits for, ignoring @skip's channel: a peer that
  * gives no credit back while a slice is ready for it (it is not
  * consuming) first; then one whose data is missing; then one not
- * connected; then one whose acknowledgements are missing.  Returns the
- * kind (0..3) or -1.
+ * connected; then one whose acknowledgements are missing.  A peer silent
+ * in this group (collx_chan_silent()) goes before any that is not: the
+ * others may only wait for it in turn.  Returns the kind (0..3) or -1.
  */
 static int collx_group_waits_for(struct collx_group *g, u32 skip,
 				 struct collx_blame *b)
 {
-	int best = -1;
+	int best = -1, best_score = INT_MAX;
 	u32 i;
 
 	for (i = 0; g->chans && i < g->nchans; i++) {
 		struct collx_chan *c = &g->chans[i];
 		struct collx_op *op = NULL;
 		bool ready = collx_peer_ready(c->peer);
-		int kind = -1;
+		int kind = -1, score;
 		u32 xi = 0;
 
 		if (c->rank == skip)
@@ -357,7 +369,11 @@ static int collx_group_waits_for(struct collx_group *g, u32 skip,
 			op = g->ops[c->tx[c->ntx - 1] >> 32];
 			xi = (u32)c->tx[c->ntx - 1];
 		}
-		if (kind >= 0 && (best < 0 || kind < best)) {
+		if (kind < 0)
+			continue;
+		score = kind + (collx_chan_silent(c) ? 0 : 4);
+		if (score < best_score) {
+			best_score = score;
 			best = kind;
 			collx_blame(b, b->err, c->rank, &op->sched.x[xi]);
 		}
@@ -366,31 +382,40 @@ static int collx_group_waits_for(struct collx_group *g, u32 skip,
 }
 
 /*
- * A failure that a peer's state explains: name whom the peer names.  But
- * when the peer only passed on someone else's failure (its ABORT), and
- * this rank itself waits for data or credits from another peer, that
- * direct observation names the stuck rank better than hearsay does.
+ * A failure that a peer's state explains: name whom the peer names.  If
+ * it failed without saying why, another peer's ABORT may have (a rank
+ * that went away says so to all its peers; the failure reaches us first
+ * through a neighbour's hang-up).  And when this rank itself waits on a
+ * peer that has been silent all group, that direct observation names the
+ * stuck rank better than hearsay does.
  */
-static void collx_blame_peer(struct collx_group *g, struct collx_blame *b,
-			     int err, struct collx_chan *c,
-			     const struct collx_xfer *x)
+static void collx_blame_peer(struct collx_comm *comm, struct collx_group *g,
+			     struct collx_blame *b, int err,
+			     struct collx_chan *c, const struct collx_xfer *x)
 {
 	struct collx_blame own = { .err = err };
+	u32 i;
 
 	collx_blame(b, err, c->rank, x);
 	collx_peer_blame(c->peer, b);
-	if (b->rank == c->rank)
-		return;
+	for (i = 0; b->rank == c->rank && i < comm->params.nranks; i++) {
+		struct collx_peer *p = READ_ONCE(comm->peers[i]);
+
+		if (p && p != c->peer && collx_peer_told(p, b))
+			break;
+	}
 	if (collx_group_waits_for(g, c->rank, &own) >= 0 &&
-	    own.rank != b->rank) {
+	    own.rank != b->rank &&
+	    collx_chan_silent(&g->chans[g->chan_of[own.rank] - 1])) {
 		own.err = b->err;
 		*b = own;
 	}
 }
 
 /* Take completed writes; a failed one fails the group. */
-static int collx_reap_writes(struct collx_group *g, struct collx_chan *c,
-			     bool *progress, struct collx_blame *b)
+static int collx_reap_writes(struct collx_comm *comm, struct collx_group *g,
+			     struct collx_chan *c, bool *progress,
+			     struct collx_blame *b)
 {
 	struct collx_op *op;
 	u64 cookie;
@@ -401,7 +426,8 @@ static int collx_reap_writes(struct collx_group *g, struct collx_chan *c,
 		op = g->ops[cookie >> 32];
 		x = (u32)cookie;
 		if (!ok) {
-			collx_blame_peer(g, b, collx_peer_failed(c->peer) ? :
+			collx_blame_peer(comm, g, b,
+					 collx_peer_failed(c->peer) ? :
 					 -ECONNRESET, c, &op->sched.x[x]);
 			return b->err;
 		}
@@ -470,7 +496,7 @@ static int collx_recv_chan(struct collx_comm *comm, struct collx_group *g,
 		if (!collx_peer_take_arrival(peer, &arr, &slot)) {
 			ret = collx_peer_drained(peer);
 			if (ret)
-				collx_blame_peer(g, b, ret, c, x);
+				collx_blame_peer(comm, g, b, ret, c, x);
 			break;
 		}
 		n = collx_slice_len(op, x, xs->done, &first);
@@ -615,7 +641,7 @@ static int collx_send_chan(struct collx_comm *comm, struct collx_group *g,
 		if (!collx_peer_ready(c->peer)) {
 			ret = collx_peer_failed(c->peer);
 			if (ret)
-				collx_blame_peer(g, b, ret, c,
+				collx_blame_peer(comm, g, b, ret, c,
 						 &op->sched.x[xi]);
 			return ret;
 		}
@@ -624,7 +650,8 @@ static int collx_send_chan(struct collx_comm *comm, struct collx_group *g,
 		ret = collx_send_slice(comm, op, opi, xi, c, slot);
 		if (ret) {
 			ret = collx_peer_failed(c->peer) ? : -ECONNRESET;
-			collx_blame_peer(g, b, ret, c, &op->sched.x[xi]);
+			collx_blame_peer(comm, g, b, ret, c,
+					 &op->sched.x[xi]);
 			return ret;
 		}
 		*progress = true;
@@ -705,7 +732,7 @@ static int collx_group_step(struct collx_comm *comm, struct collx_group *g,
 		}
 	}
 	for (i = 0; i < g->nchans; i++) {
-		ret = collx_reap_writes(g, &g->chans[i], progress, b);
+		ret = collx_reap_writes(comm, g, &g->chans[i], progress, b);
 		if (ret)
 			return ret;
 	}

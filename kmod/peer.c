@@ -145,27 +145,41 @@ int collx_peer_drained(struct collx_peer *peer)
 }
 
 /**
+ * collx_peer_told() - what the peer's ABORT said
+ * @peer: the connection
+ * @b: out: the errno and the rank it named, if it sent one naming a rank
+ *
+ * Context: any; takes @peer->lock.
+ * Return: true if it did.
+ */
+bool collx_peer_told(struct collx_peer *peer, struct collx_blame *b)
+{
+	unsigned long flags;
+	bool told;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	told = peer->aborted && peer->abort.rank != COLLX_RANK_NONE;
+	if (told) {
+		b->err = peer->abort.err;
+		b->rank = peer->abort.rank;
+	}
+	spin_unlock_irqrestore(&peer->lock, flags);
+	return told;
+}
+
+/**
  * collx_peer_blame() - whom a failed connection's failure names
  * @peer: the connection, failed
- * @b: in: the errno and where the waiting transfer was; out: the peer's
- *	own ABORT's errno, rank, phase and step when it sent one (it failed
- *	because of someone else), else the peer itself
+ * @b: in: the errno and where the waiting transfer was; out: the errno
+ *	and rank of the peer's ABORT when it sent one (it failed because of
+ *	someone else), else the peer itself
  *
  * Context: any; takes @peer->lock.
  */
 void collx_peer_blame(struct collx_peer *peer, struct collx_blame *b)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	if (peer->aborted && peer->abort.rank != COLLX_RANK_NONE) {
-		*b = peer->abort;
-	} else {
+	if (!collx_peer_told(peer, b))
 		b->rank = peer->rank;
-		if (peer->aborted)
-			b->err = peer->abort.err;
-	}
-	spin_unlock_irqrestore(&peer->lock, flags);
 }
 
 /**

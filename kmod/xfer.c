@@ -533,8 +533,10 @@ static void collx_peer_recv_credit(struct collx_peer *peer, struct ib_wc *wc)
 	spin_lock_irqsave(&peer->lock, flags);
 	bad = !n || peer->state != COLLX_PEER_READY ||
 	      peer->credits + n > collx_slots();
-	if (!bad)
+	if (!bad) {
 		peer->credits += n;
+		peer->credit_msgs++;
+	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 	if (bad)
 		collx_peer_broken(peer, -EPROTO);
