@@ -29,7 +29,8 @@ LAB_KERNEL ?= 6.12
 LAB_NODES ?= 4
 
 .PHONY: all module modules-all user bpf lint check check-build check-unit \
-	check-kunit check-lab demo deps bench-reduce install clean help
+	check-kunit check-lab demo deps bench-reduce bench deb modules-arm64 \
+	check-arm64 clean help
 
 all: module user bpf
 
@@ -75,11 +76,29 @@ bench-reduce:
 	scripts/install-deps.sh --bench
 	$(MAKE) -C tests/bench bench-reduce
 
-# Install the module for KVER (what DKMS does on a real node) and the
-# user-space library and tools.
-install: module user
-	$(MAKE) -C $(KDIR) M=$(MODDIR) modules_install
-	$(MAKE) -C user install
+# The Debian packages (collx-dkms, libcollx1, libcollx-dev, collx-tools)
+# in .build/deb; Documentation/install.md.
+deb:
+	scripts/deb/build.sh
+
+# arm64: the module cross-built against Debian's arm64 kernels, the unit
+# tests under qemu-user, and a 2-node aarch64 lab (tests/arm64/check.sh).
+modules-arm64:
+	scripts/arm64/build-module.sh
+
+check-arm64: deps
+	tests/arm64/check.sh
+
+# collx against the link and Gloo on the lab (Documentation/bench.md).
+bench:
+	scripts/install-deps.sh --bench
+	tests/bench/bench.sh
+
+# install, install-module, install-user, uninstall (GNU directory
+# variables; what the packages install).
+include scripts/install/install.mk
+install-module: module
+install-user: user
 
 clean:
 	rm -rf $(BUILD) .build
@@ -94,3 +113,8 @@ help:
 	@echo "make check              every test: build, lint, unit, kunit, lab on 6.1 and 6.12"
 	@echo "make check-{build,unit,kunit,lab}  one stage"
 	@echo "make bench-reduce       reduction kernels vs STREAM and MPI_Reduce_local"
+	@echo "make bench              collx vs ib_write_bw and Gloo on the lab"
+	@echo "make deb                the Debian packages in .build/deb"
+	@echo "make install            module for KVER, library, tools, man pages, system files"
+	@echo "make modules-arm64      the module cross-built for Debian's arm64 kernels"
+	@echo "make check-arm64        arm64: cross builds, unit tests under qemu-user, a 2-node lab"

@@ -3,10 +3,10 @@
  * Kernel differences the probes cope with (as bcc libbpf-tools do), so one
  * object loads on 6.1 and 6.12.
  *
- * skb:kfree_skb: 6.1 records (skbaddr, location, protocol, reason); 6.12
- * inserts rx_sk before protocol.  The event struct comes from vmlinux.h with
- * preserve_access_index, so every field read below is relocated to the
- * running kernel's offset; rx_sk is only read where it exists.
+ * skb:kfree_skb: the raw tracepoint's arguments are (skb, location,
+ * reason) on 6.1 and 6.12, where rx_sk comes fourth; its event record
+ * gained rx_sk too.  Which shape runs is told by CO-RE, from the running
+ * kernel's BTF of the record.
  */
 #ifndef COLLX_CORE_FIXES_BPF_H
 #define COLLX_CORE_FIXES_BPF_H
@@ -18,11 +18,9 @@ struct trace_event_raw_kfree_skb___rx_sk {
 	void *rx_sk;
 } __attribute__((preserve_access_index));
 
-static __always_inline bool kfree_skb_has_rx_sk(void *ctx)
+static __always_inline bool kfree_skb_has_rx_sk(void)
 {
-	struct trace_event_raw_kfree_skb___rx_sk *t = ctx;
-
-	return bpf_core_field_exists(t->rx_sk);
+	return bpf_core_field_exists(struct trace_event_raw_kfree_skb___rx_sk, rx_sk);
 }
 
 /* SKB_CONSUMED is not a drop; older kernels have no such value (and never

@@ -2,13 +2,15 @@
 /*
  * collx-netmon: what the fabric did to the collectives.
  *
- *  - tc clsact ingress/egress on the RDMA netdev: 802.1Qbb PFC and 802.3x
- *    PAUSE frames, RoCE v2 (UDP 4791) with ECN CE, CNPs and NAKs per QP;
+ *  - tc ingress/egress on the RDMA netdev (a tcx link on 6.6+, a clsact
+ *    filter before): 802.1Qbb PFC and 802.3x PAUSE frames, RoCE v2
+ *    (UDP 4791) with ECN CE, CNPs and NAKs per QP;
  *  - skb:kfree_skb: drops per netdev, reason and call site, RoCE v2 only
  *    unless drops_all is set;
- *  - collx:* tracepoints (classic, the module has no BTF): op latency per
- *    comm and collective, and every event on the ring buffer so user space
- *    can line congestion up with the ops in flight.
+ *  - collx:* tracepoints (raw: the module has no BTF, and its arguments
+ *    are plain integers): op latency per comm and collective, and every
+ *    event on the ring buffer so user space can line congestion up with
+ *    the ops in flight.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -386,10 +388,17 @@ static __always_inline bool skb_is_roce(struct sk_buff *skb, __u8 *peer)
 	return false;
 }
 
-SEC("tp/skb/kfree_skb")
-int netmon_kfree_skb(struct trace_event_raw_kfree_skb *ctx)
+/*
+ * Raw tracepoints: attached by name with BPF_RAW_TRACEPOINT_OPEN, which
+ * needs CAP_BPF and CAP_PERFMON only (a classic tracepoint goes through
+ * perf_event_open, which Debian's perf_event_paranoid=3 reserves for
+ * CAP_SYS_ADMIN) and no tracefs.  kfree_skb's arguments are (skb,
+ * location, reason) on 6.1 and 6.12; 6.12 appends rx_sk.
+ */
+SEC("raw_tp/kfree_skb")
+int netmon_kfree_skb(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct sk_buff *skb = ctx->skbaddr;
+	struct sk_buff *skb = (struct sk_buff *)ctx->args[0];
 	struct drop_key k = {};
 	struct drop_val zero = {}, *v;
 	struct netmon_event *e;
@@ -398,7 +407,7 @@ int netmon_kfree_skb(struct trace_event_raw_kfree_skb *ctx)
 	__u32 idx = 1;
 	__u64 *shape;
 
-	k.reason = ctx->reason;
+	k.reason = (__u32)ctx->args[2];
 	if (drop_reason_is_consumed(k.reason))
 		return 0;
 	roce = skb_is_roce(skb, peer);
@@ -406,11 +415,11 @@ int netmon_kfree_skb(struct trace_event_raw_kfree_skb *ctx)
 		return 0;
 	shape = bpf_map_lookup_elem(&stats, &idx);
 	if (shape && !*shape)
-		*shape = kfree_skb_has_rx_sk(ctx) ? 612 : 601;
+		*shape = kfree_skb_has_rx_sk() ? 612 : 601;
 	k.ifindex = BPF_CORE_READ(skb, dev, ifindex);
 	if (!k.ifindex)
 		k.ifindex = BPF_CORE_READ(skb, skb_iif);
-	k.location = (__u64)ctx->location;
+	k.location = ctx->args[1];
 	k.roce = roce;
 	v = lookup_or_init(&drops, &k, &zero);
 	if (v) {
@@ -430,44 +439,12 @@ int netmon_kfree_skb(struct trace_event_raw_kfree_skb *ctx)
 }
 
 /* ------------------------------------------------------------------ */
-/* collx tracepoints: layouts of kmod/trace.h after the 8-byte common header */
-
-struct collx_op_submit_ctx {
-	__u64 common;
-	__u64 op_id;
-	__u64 count;
-	__u32 comm_id, coll, dtype, redop, rank, nranks;
-};
-
-struct collx_op_start_ctx {
-	__u64 common;
-	__u64 op_id;
-	__u64 bytes;
-	__u32 comm_id;
-};
-
-struct collx_op_done_ctx {
-	__u64 common;
-	__u64 op_id;
-	__u64 bytes;
-	__u64 duration_ns;
-	__u32 comm_id;
-	__s32 status;
-	__u32 failed_rank, phase, step;
-};
-
-struct collx_chunk_ctx {
-	__u64 common;
-	__u64 op_id;
-	__u32 comm_id, peer, phase, step, slice, bytes;
-};
-
-struct collx_comm_error_ctx {
-	__u64 common;
-	__u64 op_id;
-	__u32 comm_id, peer, phase;
-	__s32 err;
-};
+/*
+ * collx tracepoints (kmod/trace.h), raw: the programs read the TP_PROTO
+ * arguments, in their order, each widened to a u64 (a u32 zero-extended).
+ */
+#define ARG32(i)	((__u32)ctx->args[i])
+#define ARGS32(i)	((__s32)ctx->args[i])
 
 static __always_inline __u32 log2_bucket(__u64 v)
 {
@@ -482,13 +459,14 @@ static __always_inline __u32 log2_bucket(__u64 v)
 	return r < NETMON_HIST_BUCKETS ? r : NETMON_HIST_BUCKETS - 1;
 }
 
-SEC("tracepoint/collx/op_submit")
-int netmon_op_submit(struct collx_op_submit_ctx *ctx)
+/* op_submit(comm_id, op_id, coll, dtype, redop, count, rank, nranks) */
+SEC("raw_tp/op_submit")
+int netmon_op_submit(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct op_key k = { .comm_id = ctx->comm_id, .op_id = ctx->op_id };
+	struct op_key k = { .comm_id = ARG32(0), .op_id = ctx->args[1] };
 	struct op_val v = {
-		.submit_ns = bpf_ktime_get_ns(), .coll = ctx->coll,
-		.rank = ctx->rank, .nranks = ctx->nranks,
+		.submit_ns = bpf_ktime_get_ns(), .coll = ARG32(2),
+		.rank = ARG32(6), .nranks = ARG32(7),
 	};
 	struct netmon_event *e;
 
@@ -496,20 +474,21 @@ int netmon_op_submit(struct collx_op_submit_ctx *ctx)
 	e = ev_new(EV_OP_SUBMIT);
 	if (!e)
 		return 0;
-	e->comm_id = ctx->comm_id;
-	e->op_id = ctx->op_id;
-	e->coll = ctx->coll;
-	e->a = ctx->count;
-	e->b = ctx->rank;
-	e->c = ctx->nranks;
+	e->comm_id = k.comm_id;
+	e->op_id = k.op_id;
+	e->coll = v.coll;
+	e->a = ctx->args[5];
+	e->b = v.rank;
+	e->c = v.nranks;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 
-SEC("tracepoint/collx/op_start")
-int netmon_op_start(struct collx_op_start_ctx *ctx)
+/* op_start(comm_id, op_id, bytes) */
+SEC("raw_tp/op_start")
+int netmon_op_start(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct op_key k = { .comm_id = ctx->comm_id, .op_id = ctx->op_id };
+	struct op_key k = { .comm_id = ARG32(0), .op_id = ctx->args[1] };
 	struct netmon_event *e;
 	struct op_val *v;
 	__u64 now = bpf_ktime_get_ns();
@@ -517,29 +496,31 @@ int netmon_op_start(struct collx_op_start_ctx *ctx)
 	v = bpf_map_lookup_elem(&ops, &k);
 	if (v) {
 		v->start_ns = now;
-		v->bytes = ctx->bytes;
+		v->bytes = ctx->args[2];
 	}
 	e = ev_new(EV_OP_START);
 	if (!e)
 		return 0;
 	e->ts = now;
-	e->comm_id = ctx->comm_id;
-	e->op_id = ctx->op_id;
+	e->comm_id = k.comm_id;
+	e->op_id = k.op_id;
 	e->coll = v ? v->coll : ~0U;
-	e->a = ctx->bytes;
+	e->a = ctx->args[2];
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 
-SEC("tracepoint/collx/op_done")
-int netmon_op_done(struct collx_op_done_ctx *ctx)
+/* op_done(comm_id, op_id, status, failed_rank, phase, step, bytes, duration_ns) */
+SEC("raw_tp/op_done")
+int netmon_op_done(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct op_key k = { .comm_id = ctx->comm_id, .op_id = ctx->op_id };
-	struct lat_key lk = { .comm_id = ctx->comm_id, .coll = ~0U };
+	struct op_key k = { .comm_id = ARG32(0), .op_id = ctx->args[1] };
+	struct lat_key lk = { .comm_id = k.comm_id, .coll = ~0U };
 	struct lat_val zero = {}, *l;
 	struct netmon_event *e;
 	struct op_val *v;
-	__u64 d = ctx->duration_ns;
+	__s32 status = ARGS32(2);
+	__u64 d = ctx->args[7];
 	__u32 b = log2_bucket(d);
 
 	v = bpf_map_lookup_elem(&ops, &k);
@@ -548,7 +529,7 @@ int netmon_op_done(struct collx_op_done_ctx *ctx)
 	l = lookup_or_init(&op_lat, &lk, &zero);
 	if (l) {
 		__sync_fetch_and_add(&l->ops, 1);
-		if (ctx->status)
+		if (status)
 			__sync_fetch_and_add(&l->errors, 1);
 		__sync_fetch_and_add(&l->sum_ns, d);
 		if (d > l->max_ns)
@@ -560,62 +541,64 @@ int netmon_op_done(struct collx_op_done_ctx *ctx)
 	}
 	e = ev_new(EV_OP_DONE);
 	if (e) {
-		e->comm_id = ctx->comm_id;
-		e->op_id = ctx->op_id;
+		e->comm_id = k.comm_id;
+		e->op_id = k.op_id;
 		e->coll = lk.coll;
-		e->status = ctx->status;
-		e->peer = ctx->failed_rank;
-		e->phase = ctx->phase;
-		e->a = ctx->bytes;
+		e->status = status;
+		e->peer = ARG32(3);
+		e->phase = ARG32(4);
+		e->a = ctx->args[6];
 		e->b = d;
-		e->c = ctx->step;
+		e->c = ARG32(5);
 		bpf_ringbuf_submit(e, 0);
 	}
 	bpf_map_delete_elem(&ops, &k);
 	return 0;
 }
 
-static __always_inline int chunk_event(struct collx_chunk_ctx *ctx, __u32 type)
+/* chunk_post/chunk_done(comm_id, op_id, peer, phase, step, slice, bytes) */
+static __always_inline int chunk_event(struct bpf_raw_tracepoint_args *ctx, __u32 type)
 {
 	struct netmon_event *e = ev_new(type);
 
 	if (!e)
 		return 0;
-	e->comm_id = ctx->comm_id;
-	e->op_id = ctx->op_id;
-	e->peer = ctx->peer;
-	e->phase = ctx->phase;
-	e->a = ctx->step;
-	e->b = ctx->slice;
-	e->c = ctx->bytes;
+	e->comm_id = ARG32(0);
+	e->op_id = ctx->args[1];
+	e->peer = ARG32(2);
+	e->phase = ARG32(3);
+	e->a = ARG32(4);
+	e->b = ARG32(5);
+	e->c = ARG32(6);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 
-SEC("tracepoint/collx/chunk_post")
-int netmon_chunk_post(struct collx_chunk_ctx *ctx)
+SEC("raw_tp/chunk_post")
+int netmon_chunk_post(struct bpf_raw_tracepoint_args *ctx)
 {
 	return chunk_event(ctx, EV_CHUNK_POST);
 }
 
-SEC("tracepoint/collx/chunk_done")
-int netmon_chunk_done(struct collx_chunk_ctx *ctx)
+SEC("raw_tp/chunk_done")
+int netmon_chunk_done(struct bpf_raw_tracepoint_args *ctx)
 {
 	return chunk_event(ctx, EV_CHUNK_DONE);
 }
 
-SEC("tracepoint/collx/comm_error")
-int netmon_comm_error(struct collx_comm_error_ctx *ctx)
+/* comm_error(comm_id, op_id, peer, phase, err) */
+SEC("raw_tp/comm_error")
+int netmon_comm_error(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct netmon_event *e = ev_new(EV_COMM_ERROR);
 
 	if (!e)
 		return 0;
-	e->comm_id = ctx->comm_id;
-	e->op_id = ctx->op_id;
-	e->peer = ctx->peer;
-	e->phase = ctx->phase;
-	e->status = ctx->err;
+	e->comm_id = ARG32(0);
+	e->op_id = ctx->args[1];
+	e->peer = ARG32(2);
+	e->phase = ARG32(3);
+	e->status = ARGS32(4);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -47,7 +47,9 @@ static int collx_ioctl_version(struct collx_ucmd *ucmd)
 {
 	struct collx_version *cmd = ucmd->cmd;
 
-	if (cmd->flags || cmd->__reserved)
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
 		return -EINVAL;
 
 	cmd->abi_major = COLLX_ABI_MAJOR;
@@ -78,7 +80,9 @@ static int collx_ioctl_comm_destroy(struct collx_ucmd *ucmd)
 {
 	struct collx_comm_destroy *cmd = ucmd->cmd;
 
-	if (cmd->flags || cmd->__reserved)
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
 		return -EINVAL;
 	return collx_comm_destroy(ucmd->cf, cmd->comm_id);
 }
@@ -101,9 +105,23 @@ static int collx_ioctl_mr_dereg(struct collx_ucmd *ucmd)
 {
 	struct collx_mr_dereg *cmd = ucmd->cmd;
 
-	if (cmd->flags || cmd->__reserved)
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
 		return -EINVAL;
 	return collx_mr_dereg(ucmd->cf, cmd->mr_id);
+}
+
+/*
+ * Write back @len bytes of the user's own struct at @off (what it passed):
+ * a struct the kernel cannot write fails before anything is done, as a
+ * call that fails must change nothing.
+ */
+static int collx_ucmd_probe(struct collx_ucmd *ucmd, size_t off, size_t len)
+{
+	if (copy_to_user(ucmd->ubuffer + off, (u8 *)ucmd->cmd + off, len))
+		return -EFAULT;
+	return 0;
 }
 
 static int collx_ioctl_submit(struct collx_ucmd *ucmd)
@@ -111,12 +129,15 @@ static int collx_ioctl_submit(struct collx_ucmd *ucmd)
 	struct collx_submit *cmd = ucmd->cmd;
 	int ret;
 
-	ret = collx_op_submit(ucmd->cf, cmd);
+	ret = collx_ucmd_probe(ucmd, offsetof(struct collx_submit, op_id),
+			       sizeof(cmd->op_id));
+	if (!ret)
+		ret = collx_op_submit(ucmd->cf, cmd);
 	if (ret)
 		return ret;
 	/*
-	 * The op runs whether or not the id reaches user space; its record
-	 * still arrives through read().
+	 * Only if the struct was unmapped or made read-only meanwhile: the
+	 * op runs, and its record still arrives through read().
 	 */
 	return collx_ucmd_respond(ucmd, sizeof(*cmd));
 }
@@ -126,6 +147,12 @@ static int collx_ioctl_submit_group(struct collx_ucmd *ucmd)
 	struct collx_submit_group *cmd = ucmd->cmd;
 	int ret, ret2;
 
+	/* All or nothing: error_index must be writable before anything. */
+	ret = collx_ucmd_probe(ucmd,
+			       offsetof(struct collx_submit_group, error_index),
+			       sizeof(cmd->error_index));
+	if (ret)
+		return ret;
 	ret = collx_op_submit_group(ucmd->cf, cmd);
 	/* error_index goes back on failure too. */
 	ret2 = collx_ucmd_respond(ucmd, sizeof(*cmd));
@@ -137,6 +164,9 @@ static int collx_ioctl_comm_query(struct collx_ucmd *ucmd)
 	struct collx_comm_query *cmd = ucmd->cmd;
 	int ret;
 
+	/* No flag is defined: an unknown one is EOPNOTSUPP, as everywhere. */
+	if (cmd->flags)
+		return -EOPNOTSUPP;
 	ret = collx_comm_query(ucmd->cf, cmd);
 	if (ret)
 		return ret;
@@ -148,7 +178,19 @@ static int collx_ioctl_wait(struct collx_ucmd *ucmd)
 	struct collx_wait *cmd = ucmd->cmd;
 	int ret;
 
-	ret = collx_file_wait(ucmd->cf, cmd);
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+	/*
+	 * Consuming the record is final: make sure it can be written back
+	 * first (the mandatory part includes it), so a struct the kernel
+	 * cannot write gets -EFAULT and leaves the record queued for read().
+	 */
+	ret = collx_ucmd_probe(ucmd, offsetof(struct collx_wait, completion),
+			       sizeof(cmd->completion));
+	if (!ret)
+		ret = collx_file_wait(ucmd->cf, cmd);
 	if (ret)
 		return ret;
 	return collx_ucmd_respond(ucmd, sizeof(*cmd));

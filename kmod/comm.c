@@ -129,6 +129,29 @@ static void collx_comm_failure(struct collx_comm *comm, struct collx_blame *b)
 	spin_unlock_irq(&comm->elock);
 }
 
+/*
+ * A peer's ABORT that names this rank is hearsay about ourselves: when the
+ * running group waits on a peer, that direct observation says more (in a
+ * deadlock every rank waits for another).  With @comm->lock held.
+ */
+static void collx_comm_reblame(struct collx_comm *comm, struct collx_blame *b)
+{
+	struct collx_blame own = { .rank = COLLX_RANK_NONE };
+
+	if (b->rank != comm->params.rank ||
+	    !collx_engine_waits_for(comm, &own) ||
+	    own.rank == COLLX_RANK_NONE || own.rank == comm->params.rank)
+		return;
+	b->rank = own.rank;
+	b->phase = own.phase;
+	b->step = own.step;
+	spin_lock_irq(&comm->elock);
+	comm->failed_rank = b->rank;
+	comm->failed_phase = b->phase;
+	comm->failed_step = b->step;
+	spin_unlock_irq(&comm->elock);
+}
+
 /* ---- the peer's upward calls --------------------------------------- */
 
 static void collx_comm_kick(struct collx_peer *peer)
@@ -352,6 +375,7 @@ void collx_comm_work(struct work_struct *work)
 	}
 	if (READ_ONCE(comm->state) == COLLX_COMM_ERROR && !comm->aborted) {
 		collx_comm_failure(comm, &b);
+		collx_comm_reblame(comm, &b);
 		collx_engine_fail_all(comm, &b);
 		comm->aborted = true;
 		abort = true;
@@ -535,20 +559,20 @@ static int collx_comm_connect(struct collx_comm *comm, unsigned long *set,
 	}
 	for_each_set_bit(r, set, comm->params.nranks) {
 		peer = comm->peers[r];
-		if (READ_ONCE(peer->state) == COLLX_PEER_FAILED &&
-		    READ_ONCE(peer->err) != -ECONNRESET) {
-			b->rank = r;
-			b->err = READ_ONCE(peer->err);
-			return b->err;
-		}
-	}
-	for_each_set_bit(r, set, comm->params.nranks) {
-		peer = comm->peers[r];
 		if (READ_ONCE(peer->state) != COLLX_PEER_READY &&
 		    READ_ONCE(peer->state) != COLLX_PEER_FAILED) {
 			b->rank = r;
 			b->err = READ_ONCE(peer->err) == -EHOSTUNREACH ?
 				 -EHOSTUNREACH : -ETIMEDOUT;
+			return b->err;
+		}
+	}
+	for_each_set_bit(r, set, comm->params.nranks) {
+		peer = comm->peers[r];
+		if (READ_ONCE(peer->state) == COLLX_PEER_FAILED &&
+		    READ_ONCE(peer->err) != -ECONNRESET) {
+			b->err = READ_ONCE(peer->err);
+			collx_peer_blame(peer, b);
 			return b->err;
 		}
 	}

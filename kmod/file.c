@@ -109,10 +109,12 @@ static long collx_file_sleep(struct collx_file *cf, struct collx_op *op,
 /**
  * collx_file_wait() - COLLX_IOC_WAIT
  * @cf: the file
- * @cmd: the request; completion is filled in
+ * @cmd: the request, its flags and __reserved checked by the caller (which
+ *	also made sure the completion can be written back before the record
+ *	is consumed); completion is filled in
  *
  * Context: process context; sleeps up to timeout_ms.
- * Return: 0, -EAGAIN (still running), -ENOENT, -ERESTARTSYS, -EINVAL.
+ * Return: 0, -EAGAIN (still running), -ENOENT, -ERESTARTSYS.
  */
 int collx_file_wait(struct collx_file *cf, struct collx_wait *cmd)
 {
@@ -120,8 +122,6 @@ int collx_file_wait(struct collx_file *cf, struct collx_wait *cmd)
 	long left;
 	int ret = 0;
 
-	if (cmd->flags || cmd->__reserved)
-		return -EINVAL;
 	if (cmd->op_id > U32_MAX)
 		return -ENOENT;
 	xa_lock(&cf->ops);

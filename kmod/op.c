@@ -227,6 +227,24 @@ static int collx_op_check_sched(const struct collx_op *op)
 }
 
 /*
+ * A forced algorithm must be able to run the collective whatever the rank
+ * count (collx_coll_supported() lets COLLX_ALGO_P2P run anything, as one
+ * rank's local copy; forced, it runs only send and recv): the answer to a
+ * submit does not depend on the communicator it names.
+ */
+static int collx_op_check_algo(u32 coll, u32 algo)
+{
+	if (algo >= COLLX_ALGO_COUNT)
+		return -EOPNOTSUPP;
+	if (algo == COLLX_ALGO_AUTO)
+		return 0;
+	if (algo == COLLX_ALGO_P2P && coll != COLLX_COLL_SEND &&
+	    coll != COLLX_COLL_RECV)
+		return -EOPNOTSUPP;
+	return collx_coll_supported(coll, algo);
+}
+
+/*
  * Build one op from a submit: every check, the schedule and the buffers.
  * Nothing is visible to anyone yet.
  */
@@ -253,8 +271,9 @@ static int collx_op_prepare(struct collx_file *cf, struct collx_comm *comm,
 	if (ret)
 		return ret;
 	algo = cmd->flags & COLLX_SUBMIT_ALGO_MASK;
-	if (algo >= COLLX_ALGO_COUNT)
-		return -EOPNOTSUPP;
+	ret = collx_op_check_algo(cmd->coll, algo);
+	if (ret)
+		return ret;
 	if (cmd->count > COLLX_MAX_BYTES)
 		return -EINVAL;
 	ret = collx_op_shape(cmd, comm->params.rank, comm->params.nranks, &sh);
@@ -264,6 +283,7 @@ static int collx_op_prepare(struct collx_file *cf, struct collx_comm *comm,
 				   COLLX_MAX_BYTES, &bytes);
 	if (ret)
 		return ret;
+	/* One rank runs every collective as a local copy (COLLX_ALGO_P2P). */
 	if (algo == COLLX_ALGO_AUTO || comm->params.nranks == 1)
 		algo = collx_algo_choose(cmd->coll, bytes, comm->params.nranks);
 	ret = collx_coll_supported(cmd->coll, algo);
@@ -291,7 +311,13 @@ static int collx_op_prepare(struct collx_file *cf, struct collx_comm *comm,
 	a.nranks = comm->params.nranks;
 	a.rank = comm->params.rank;
 	a.root = cmd->root;
-	a.redop = cmd->redop;
+	/*
+	 * The average of one rank is its input: build a plain copy, bit for
+	 * bit (dividing by 1 would still canonicalise NaNs, and the header
+	 * promises a local copy).
+	 */
+	a.redop = comm->params.nranks == 1 && cmd->redop == COLLX_OP_AVG ?
+		  COLLX_OP_SUM : cmd->redop;
 	a.count = cmd->count;
 	a.inplace = sh.inplace;
 	op->sched.max = collx_coll_max_xfers(&a);
@@ -454,8 +480,10 @@ int collx_op_submit_group(struct collx_file *cf, struct collx_submit_group *cmd)
 	int ret;
 
 	cmd->error_index = cmd->count;
-	if (cmd->flags || cmd->__reserved || !cmd->count ||
-	    cmd->count > COLLX_MAX_GROUP || !cmd->entries ||
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	/* entries is only a pointer: one that cannot be read is -EFAULT. */
+	if (cmd->__reserved || !cmd->count || cmd->count > COLLX_MAX_GROUP ||
 	    cmd->entry_size < offsetofend(struct collx_submit, op_id) ||
 	    cmd->entry_size > PAGE_SIZE)
 		return -EINVAL;

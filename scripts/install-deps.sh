@@ -25,6 +25,13 @@ BASE_PKGS=(
 	linux-image-amd64 linux-headers-amd64
 	linux-source-6.1 linux-source-6.12
 	python3
+	# libcollx's tools, collx-netmon's exporter, collx-ckptd
+	libjson-c-dev libmicrohttpd-dev libmnl-dev zlib1g-dev liburing-dev
+	libxxhash-dev prometheus iputils-ping
+	# the torch.distributed backend and its tests (gloo beside it)
+	python3-torch libtorch-dev libgloo-dev
+	# make deb, man pages
+	debhelper dh-dkms pandoc
 )
 
 if [ "${COLLX_SKIP_APT_UPDATE:-0}" != 1 ] && ! stamp_ok "${BASE_PKGS[@]}"; then
@@ -48,8 +55,8 @@ PKGS=("${BASE_PKGS[@]}" "$k612_image" "$k612_headers")
 # Peers that only benchmarks compare against: --demo (Gloo, for make
 # demo's comparison), --bench (also Open MPI, for make bench-reduce).
 case ${1:-} in
---bench) PKGS+=(libopenmpi-dev openmpi-bin libgloo-dev) ;;
---demo) PKGS+=(libgloo-dev) ;;
+--bench) PKGS+=(libopenmpi-dev openmpi-bin gnuplot-nox python3-matplotlib) ;;
+--demo) ;;
 esac
 if stamp_ok "${PKGS[@]}"; then
 	log "all packages present"

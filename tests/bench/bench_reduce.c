@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench-reduce: throughput of the collx reduction kernels on the host,
- * beside a STREAM-style add over the same buffers (the memory-bandwidth
- * ceiling for dst = dst + src) and Open MPI's MPI_Reduce_local on the same
- * buffers.  Not a test: it prints a table and the ratios.
+ * beside a STREAM-style add over buffers of the same size (the
+ * memory-bandwidth ceiling for dst = dst + src) and Open MPI's
+ * MPI_Reduce_local on the same buffers.  Not a test: it prints a table,
+ * the ratios, and the worst ratio of each column.
  *
  * GB/s counts the bytes a reduction must move, 3 per byte of dst (read dst,
  * read src, write dst), for every contender alike; the figure is the best
- * of several timed repetitions.
+ * of several timed repetitions, the contenders taking turns within each.
  *
- * Usage: bench_reduce [-q] [-s MiB] [-t TYPE]
- *   -q: quick (largest size 256 MiB); -s: largest size; -t: one type only
+ * Usage: bench_reduce [-q] [-s MiB] [-t TYPE] [-o OP] [-i IMPL] [-r REPS]
+ *   -q: quick (largest size 256 MiB)  -s: largest size (default 1024)
+ *   -t: one type (int8 ... e5m2)  -o: one op (sum, prod, max, min)
+ *   -i: an implementation instead of the fastest (scalar, avx2, avx512,
+ *       avx512bf16, neon); "all" adds a row for each one this CPU has
+ *   -r: timed repetitions (default 5)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,28 +39,40 @@ static double now(void)
 
 /*
  * STREAM "add" in its in-place form a[i] = a[i] + b[i] on doubles: 2 reads
- * and 1 write per element like a reduction, vectorized as well as the
- * compiler can for this CPU (AVX2 when present).
+ * and 1 write per element like a reduction, vectorized by the compiler for
+ * the widest vectors this CPU has.
  */
+#define STREAM_BODY					\
+	size_t i;					\
+							\
+	for (i = 0; i < n; i++)				\
+		a[i] = a[i] + b[i]
+
+#ifdef __x86_64__
+__attribute__((target("avx512f,prefer-vector-width=512"),
+	       optimize("O3", "tree-vectorize")))
+static void stream_add_avx512(double *restrict a, const double *restrict b,
+			      size_t n)
+{
+	STREAM_BODY;
+}
+
 __attribute__((target("avx2"), optimize("O3", "tree-vectorize")))
 static void stream_add_avx2(double *restrict a, const double *restrict b, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		a[i] = a[i] + b[i];
+	STREAM_BODY;
 }
+#endif
 
 __attribute__((optimize("O3", "tree-vectorize")))
-static void stream_add_sse2(double *restrict a, const double *restrict b, size_t n)
+static void stream_add_base(double *restrict a, const double *restrict b, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		a[i] = a[i] + b[i];
+	STREAM_BODY;
 }
 
-static int have_avx2;
+static void (*stream_add)(double *restrict, const double *restrict, size_t) =
+	stream_add_base;
+static const char *stream_isa = "baseline";
 
 typedef int (*bench_fn)(void *d, const void *s, size_t count, int dt, int op,
 			int impl);
@@ -74,12 +91,7 @@ static double *stream_a, *stream_b;
 static int run_stream(void *d, const void *s, size_t count, int dt, int op,
 		      int impl)
 {
-	size_t n = count * collx_dtype_size(dt) / sizeof(double);
-
-	if (have_avx2)
-		stream_add_avx2(stream_a, stream_b, n);
-	else
-		stream_add_sse2(stream_a, stream_b, n);
+	stream_add(stream_a, stream_b, count * collx_dtype_size(dt) / sizeof(double));
 	return 0;
 }
 
@@ -95,7 +107,7 @@ static MPI_Datatype mpi_type(int dt)
 	case COLLX_UINT64: return MPI_UINT64_T;
 	case COLLX_FP32: return MPI_FLOAT;
 	case COLLX_FP64: return MPI_DOUBLE;
-	default: return MPI_DATATYPE_NULL;	/* no fp16/bf16 in MPI 3.1 */
+	default: return MPI_DATATYPE_NULL;	/* no fp16/bf16/fp8 in MPI 3.1 */
 	}
 }
 
@@ -120,11 +132,12 @@ static int run_mpi(void *d, const void *s, size_t count, int dt, int op, int imp
 static void fill(void *buf, size_t count, int dt)
 {
 	/* values that stay finite and normal under repeated sum and prod */
-	static const unsigned long long one[] = {
+	static const unsigned long long one[COLLX_DTYPE_COUNT] = {
 		[COLLX_INT8] = 1, [COLLX_UINT8] = 1, [COLLX_INT32] = 1,
 		[COLLX_UINT32] = 1, [COLLX_INT64] = 1, [COLLX_UINT64] = 1,
 		[COLLX_FP16] = 0x3c00, [COLLX_FP32] = 0x3f800000,
 		[COLLX_FP64] = 0x3ff0000000000000ULL, [COLLX_BF16] = 0x3f80,
+		[COLLX_FP8_E4M3] = 0x38, [COLLX_FP8_E5M2] = 0x3c,
 	};
 	size_t es = collx_dtype_size(dt), i;
 	unsigned long long v = one[dt];
@@ -139,6 +152,8 @@ static void fill(void *buf, size_t count, int dt)
  * A repetition runs each enough times to last about 20 ms.
  */
 #define NCONT	3
+
+static int nreps = 5;
 
 static void measure(bench_fn *fns, void *d, const void *s, size_t bytes,
 		    int dt, int op, int impl, double *best)
@@ -159,7 +174,7 @@ static void measure(bench_fn *fns, void *d, const void *s, size_t bytes,
 			iters[c] = (int)(0.02 / (t > 1e-7 ? t : 1e-7)) + 1;
 		best[c] = 0;
 	}
-	for (rep = 0; rep < 5; rep++) {
+	for (rep = 0; rep < nreps; rep++) {
 		for (c = 0; c < NCONT; c++) {
 			if (best[c] < 0)
 				continue;
@@ -173,12 +188,16 @@ static void measure(bench_fn *fns, void *d, const void *s, size_t bytes,
 	}
 }
 
-static const char *const dt_name[] = {
+static const char *const dt_name[COLLX_DTYPE_COUNT] = {
 	"int8", "uint8", "int32", "uint32", "int64", "uint64",
-	"fp16", "fp32", "fp64", "bf16",
+	"fp16", "fp32", "fp64", "bf16", "e4m3", "e5m2",
 };
 
 static const char *const op_name[] = { "sum", "prod", "max", "min", "avg" };
+
+static const char *const impl_names[COLLX_REDUCE_IMPL_COUNT] = {
+	"auto", "scalar", "avx2", "avx512", "avx512bf16", "neon",
+};
 
 static const char *size_str(size_t b, char *buf)
 {
@@ -189,36 +208,106 @@ static const char *size_str(size_t b, char *buf)
 	return buf;
 }
 
+/* the worst ratio seen, per implementation and column, and where */
+struct worst {
+	double r;
+	char where[48];
+};
+
+static struct worst worst_st[COLLX_REDUCE_IMPL_COUNT];
+static struct worst worst_mpi[COLLX_REDUCE_IMPL_COUNT];
+
+static void note(struct worst *w, double r, const char *name, const char *size)
+{
+	if (w->r == 0 || r < w->r) {
+		w->r = r;
+		snprintf(w->where, sizeof(w->where), "%s %s", name, size);
+	}
+}
+
+static int lookup(const char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], s))
+			return i;
+	fprintf(stderr, "bench_reduce: unknown name %s\n", s);
+	exit(2);
+}
+
 int main(int argc, char **argv)
 {
 	static const int dts[] = {
-		COLLX_FP32, COLLX_FP64, COLLX_INT32, COLLX_INT64, COLLX_INT8,
-		COLLX_UINT8, COLLX_UINT32, COLLX_UINT64, COLLX_FP16, COLLX_BF16,
+		COLLX_FP32, COLLX_FP64, COLLX_FP16, COLLX_BF16,
+		COLLX_FP8_E4M3, COLLX_FP8_E5M2, COLLX_INT8, COLLX_UINT8,
+		COLLX_INT32, COLLX_UINT32, COLLX_INT64, COLLX_UINT64,
 	};
-	size_t sizes[] = { 32 << 10, 1 << 20, 16 << 20, 256 << 20, 1024 << 20 };
-	int nsizes = 5, quick = 0, opt, di, si, op, impl;
-	const char *only = NULL;
+	size_t sizes[] = { 32 << 10, 1 << 20, 16 << 20, 1024 << 20 };
+	int nsizes = 4, opt, di, si, op, impl, k, nimpl = 0;
+	int only_dt = -1, only_op = -1, want_impl = COLLX_REDUCE_AUTO, all = 0;
+	int impls[COLLX_REDUCE_IMPL_COUNT];
 	bench_fn fns[NCONT] = { run_collx, run_stream, NULL };
 	double r[NCONT];
 	size_t maxb;
 	char sb[32];
 	void *d, *s;
 
-	while ((opt = getopt(argc, argv, "qs:t:")) != -1) {
-		if (opt == 't')
-			only = optarg;
-		else if (opt == 'q')
-			quick = 1;
-		else if (opt == 's')
+	while ((opt = getopt(argc, argv, "qs:t:o:i:r:")) != -1) {
+		switch (opt) {
+		case 'q':
+			sizes[nsizes - 1] = 256 << 20;
+			break;
+		case 's':
 			sizes[nsizes - 1] = (size_t)atoi(optarg) << 20;
+			break;
+		case 't':
+			only_dt = lookup(dt_name, COLLX_DTYPE_COUNT, optarg);
+			break;
+		case 'o':
+			only_op = lookup(op_name, 4, optarg);
+			break;
+		case 'i':
+			if (!strcmp(optarg, "all"))
+				all = 1;
+			else
+				want_impl = lookup(impl_names, COLLX_REDUCE_IMPL_COUNT,
+						   optarg);
+			break;
+		case 'r':
+			nreps = atoi(optarg) > 0 ? atoi(optarg) : 1;
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-q] [-s MiB] [-t TYPE] [-o OP] "
+				"[-i IMPL|all] [-r REPS]\n", argv[0]);
+			return 2;
+		}
 	}
-	if (quick)
-		nsizes = 4;
+	if (all) {
+		for (k = COLLX_REDUCE_SCALAR; k < COLLX_REDUCE_IMPL_COUNT; k++)
+			if (collx_reduce_impl_available(k))
+				impls[nimpl++] = k;
+	} else {
+		if (!collx_reduce_impl_available(want_impl)) {
+			fprintf(stderr, "bench_reduce: %s not available here\n",
+				impl_names[want_impl]);
+			return 2;
+		}
+		impls[nimpl++] = want_impl;
+	}
 	maxb = sizes[nsizes - 1];
 #ifdef HAVE_MPI
 	MPI_Init(&argc, &argv);
 #endif
-	have_avx2 = __builtin_cpu_supports("avx2");
+#ifdef __x86_64__
+	if (__builtin_cpu_supports("avx512f")) {
+		stream_add = stream_add_avx512;
+		stream_isa = "avx512";
+	} else if (__builtin_cpu_supports("avx2")) {
+		stream_add = stream_add_avx2;
+		stream_isa = "avx2";
+	}
+#endif
 	d = aligned_alloc(64, maxb);
 	s = aligned_alloc(64, maxb);
 	stream_a = aligned_alloc(64, maxb);
@@ -232,34 +321,28 @@ int main(int argc, char **argv)
 		stream_b[i] = 0.5;
 	}
 
-	printf("# collx reduce benchmark: implementation %s, STREAM add on %s\n",
-	       collx_reduce_impl_name(COLLX_REDUCE_AUTO), have_avx2 ? "avx2" : "sse2");
-	printf("# GB/s = 3 x bytes of dst / time (read dst, read src, write dst)\n");
-	printf("%-22s %6s %9s %9s %7s %9s %7s\n", "kernel", "size", "GB/s",
+	printf("# collx reduce benchmark: fastest implementation %s, STREAM add on %s\n",
+	       collx_reduce_impl_name(COLLX_REDUCE_AUTO), stream_isa);
+	printf("# GB/s = 3 x bytes of dst / time (read dst, read src, write dst); "
+	       "best of %d\n", nreps);
+	printf("%-24s %6s %9s %9s %7s %9s %7s\n", "kernel", "size", "GB/s",
 	       "STREAM", "ratio", "MPI", "ratio");
 
 	for (di = 0; di < (int)(sizeof(dts) / sizeof(dts[0])); di++) {
 		int dt = dts[di];
 
-		if (only && strcmp(only, dt_name[dt]))
+		if (only_dt >= 0 && dt != only_dt)
 			continue;
-
 		for (op = COLLX_OP_SUM; op <= COLLX_OP_MIN; op++) {
-			/* every dtype's sum; prod/max/min for fp32 and int32 */
-			if (op != COLLX_OP_SUM && dt != COLLX_FP32 && dt != COLLX_INT32)
+			if (only_op >= 0 && op != only_op)
 				continue;
-			for (impl = COLLX_REDUCE_AUTO; impl <= COLLX_REDUCE_SCALAR; impl++) {
-				/* scalar rows only for sum, as a reference */
-				if (impl == COLLX_REDUCE_SCALAR && op != COLLX_OP_SUM)
-					continue;
+			for (k = 0; k < nimpl; k++) {
+				impl = impls[k];
 				for (si = 0; si < nsizes; si++) {
 					size_t b = sizes[si];
 					double g, st, mp;
-					char name[40];
+					char name[48];
 
-					/* the scalar fp16/bf16 code is slow: skip the biggest */
-					if (impl == COLLX_REDUCE_SCALAR && b > (256 << 20))
-						continue;
 					snprintf(name, sizeof(name), "%s.%s.%s", dt_name[dt],
 						 op_name[op], collx_reduce_impl_name(impl));
 					fill(d, b / collx_dtype_size(dt), dt);
@@ -273,18 +356,28 @@ int main(int argc, char **argv)
 					g = r[0];
 					st = r[1];
 					mp = r[2];
-					if (mp > 0)
-						printf("%-22s %6s %9.2f %9.2f %7.2f %9.2f %7.2f\n",
-						       name, size_str(b, sb), g, st, g / st, mp,
-						       g / mp);
-					else
-						printf("%-22s %6s %9.2f %9.2f %7.2f %9s %7s\n",
-						       name, size_str(b, sb), g, st, g / st,
-						       "n/a", "n/a");
+					note(&worst_st[impl], g / st, name, size_str(b, sb));
+					if (mp > 0) {
+						note(&worst_mpi[impl], g / mp, name, sb);
+						printf("%-24s %6s %9.2f %9.2f %7.2f %9.2f %7.2f\n",
+						       name, sb, g, st, g / st, mp, g / mp);
+					} else {
+						printf("%-24s %6s %9.2f %9.2f %7.2f %9s %7s\n",
+						       name, sb, g, st, g / st, "n/a", "n/a");
+					}
 					fflush(stdout);
 				}
 			}
 		}
+	}
+	for (k = 0; k < nimpl; k++) {
+		impl = impls[k];
+		printf("# %s: worst x STREAM %.2f (%s)", collx_reduce_impl_name(impl),
+		       worst_st[impl].r, worst_st[impl].where);
+		if (worst_mpi[impl].r > 0)
+			printf(", worst x MPI %.2f (%s)", worst_mpi[impl].r,
+			       worst_mpi[impl].where);
+		printf("\n");
 	}
 #ifdef HAVE_MPI
 	MPI_Finalize();

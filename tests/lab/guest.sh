@@ -2,7 +2,8 @@
 # collx lab: second stage of a node, running in the host's userland.
 # Brings up eth0 and soft-RoCE (rxe0), loads the freshly built collx.ko and
 # runs the job with COLLX_RANK, COLLX_NRANKS and rank 0's address in the
-# environment; leaves the exit code, output and dmesg in /lab/nodeN/.
+# environment; leaves the exit code, output and dmesg (and, on kernels
+# with kmemleak, its findings) in /lab/nodeN/.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C
 
@@ -15,8 +16,22 @@ done
 NODE_DIR=/lab/node$LAB_RANK
 mkdir -p "$NODE_DIR"
 exec >"$NODE_DIR/setup.log" 2>&1
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
+# kmemleak reports objects unreferenced for 5 s or more: wait that long
+# after the job, scan once, and keep what it found.  A boot of the debug
+# kernel alone leaves nothing to report, so every finding is the job's (a
+# scan costs ~9 s of emulated CPU: there is no baseline scan).
+kmemleak_report() {
+	[ -w "$KMEMLEAK" ] || return 0
+	sleep 5
+	echo scan >"$KMEMLEAK"
+	cat "$KMEMLEAK" >"$NODE_DIR/kmemleak"
+	[ -s "$NODE_DIR/kmemleak" ] || rm -f "$NODE_DIR/kmemleak"
+}
 
 finish() {
+	[ "$1" = 125 ] || kmemleak_report
 	echo "$1" >"$NODE_DIR/rc.tmp" && mv "$NODE_DIR/rc.tmp" "$NODE_DIR/rc"
 	dmesg >"$NODE_DIR/dmesg"
 	sync
@@ -35,6 +50,15 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 hostname "node$LAB_RANK"
+
+# A kernel built outside the host's /lib/modules (the lab's debug
+# kernel): show its modules where modprobe looks.  The root is an overlay,
+# so the host is untouched.
+KREL=$(uname -r)
+if [ -n "${LAB_KMODS:-}" ] && [ ! -d "/lib/modules/$KREL" ]; then
+	mkdir -p "/lib/modules/$KREL"
+	mount --bind "$LAB_KMODS" "/lib/modules/$KREL" || fail_setup "bind $LAB_KMODS"
+fi
 
 addr_of() { echo "$LAB_NET_PREFIX.$((LAB_HOST_BASE + $1))"; }
 MY_ADDR=$(addr_of "$LAB_RANK")
@@ -66,8 +90,10 @@ fi
 export COLLX_RANK=$LAB_RANK COLLX_NRANKS=$LAB_NODES
 export COLLX_MASTER_ADDR=$(addr_of 0) COLLX_NODE_ADDR=$MY_ADDR
 export COLLX_LAB_DIR=/lab COLLX_NODE_DIR=$NODE_DIR COLLX_SRC=$LAB_SRC
-export COLLX_KREL=$(uname -r) COLLX_MODULE=$LAB_MODULE
+export COLLX_KREL=$KREL COLLX_MODULE=$LAB_MODULE
 cd "$LAB_SRC" || fail_setup "no $LAB_SRC"
-echo "node$LAB_RANK: $MY_ADDR, $(uname -r), job starting"
+# The host reads this file's mtime as the end of boot and setup.
+cut -d' ' -f1 /proc/uptime >"$NODE_DIR/job-start"
+echo "node$LAB_RANK: $MY_ADDR, $KREL, job starting after $(cat "$NODE_DIR/job-start") s"
 timeout -k 5 "$LAB_JOB_TIMEOUT" sh /lab/job.sh >"$NODE_DIR/out.log" 2>&1
 finish $?

@@ -3,22 +3,30 @@
 # bring up soft-RoCE on each, load the fresh collx.ko and run a command on
 # every node.  See tests/lab/README.md.
 #
-#   tests/lab/lab.sh [-k 6.1|6.12|<release>] [-n NODES] [-t SECONDS]
-#                    [-o OUTDIR] [-m MODULE.ko|-M] [-s SCRIPT|-S] [-q]
+#   tests/lab/lab.sh [-k 6.1|6.12|debug|<release>] [-n NODES] [-c CPUS]
+#                    [-t SECONDS] [-o OUTDIR] [-m MODULE.ko|-M]
+#                    [-s SCRIPT|-S] [-e NAME=VALUE]... [-q]
 #                    -- COMMAND [ARGS...]
 #
+# -k debug boots the lab's debug kernel (KASAN, lockdep, kmemleak, ...;
+# tests/lab/debug-kernel/build.sh builds it).  -c gives each node CPUS
+# vCPUs (default 1).  -e exports NAME=VALUE to the command on every node.
 # -s SCRIPT runs on the host inside the lab's namespace (the "switch": br0
 # and the taps), in OUTDIR, alongside the nodes, and is stopped when they
 # finish (default: tests/netmon/switch-agent.sh when present; -S: none).
 #
 # Exit status: 0 when every node's command exited 0 and no node's kernel
-# log shows an oops, WARN, BUG or KFENCE report; 1 otherwise (each failed
-# node and the reason are printed); 2 on bad usage.
+# log shows an oops, WARN, BUG, KFENCE, KASAN, lockdep or debugobjects
+# report, nor kmemleak a leak; 1 otherwise (each failed node and the reason
+# are printed); 2 on bad usage.  A node whose VM the switch killed on
+# request (tests/lab/lib.sh: lab_fault_kill_node) is reported as such, not
+# as a failure.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 LAB_DIR=$SRC/tests/lab
 CACHE=$SRC/.build/lab
+DEBUG_KERNEL=${COLLX_DEBUG_KERNEL:-$SRC/.build/debug-kernel}
 
 KERNEL=6.12
 NODES=4
@@ -30,17 +38,27 @@ SWITCH=auto
 NET_PREFIX=10.77.0
 HOST_BASE=10
 MTU=9000
-MEM_MB=${COLLX_LAB_MEM_MB:-1024}
+MEM_MB=${COLLX_LAB_MEM_MB:-}
+CPUS=1
+NODE_ENV=()
+
+# Kernel reports that fail a node (here) and a case (run-cases.sh), and
+# lines that match them but are no report.  kmemleak's own findings are
+# read from its debugfs file at the end of the job (guest.sh).
+BAD_RE='Oops|BUG:|WARNING:|KFENCE:|UBSAN:|KASAN|general protection fault|Kernel panic|kernel BUG at|Call Trace:|possible circular locking|lockdep|ODEBUG|BUG: sleeping function|kmemleak|blocked for more than'
+BENIGN_RE='RCU lockdep checking is enabled|kmemleak: Kernel memory leak detector initialized|kmemleak: [0-9]+ new suspected memory leaks'
 
 usage() {
 	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
-while getopts "k:n:t:o:m:Ms:Sqh" opt; do
+while getopts "k:n:c:t:o:m:Ms:Se:qh" opt; do
 	case $opt in
 	k) KERNEL=$OPTARG ;;
 	n) NODES=$OPTARG ;;
+	c) CPUS=$OPTARG ;;
+	e) NODE_ENV+=("$OPTARG") ;;
 	t) TIMEOUT=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	m) MODULE=$OPTARG ;;
@@ -55,6 +73,11 @@ shift $((OPTIND - 1))
 [ "$#" -gt 0 ] || usage
 case $NODES in '' | *[!0-9]*) echo "lab: -n wants a number" >&2; exit 2 ;; esac
 [ "$NODES" -ge 1 ] && [ "$NODES" -le 16 ] || { echo "lab: -n must be 1..16" >&2; exit 2; }
+case $CPUS in [1-8]) ;; *) echo "lab: -c must be 1..8" >&2; exit 2 ;; esac
+for e in "${NODE_ENV[@]}"; do
+	[[ ${e%%=*} =~ ^[A-Za-z_][A-Za-z0-9_]*$ && $e == *=* && $e != *[\'$'\n']* ]] ||
+		{ echo "lab: -e wants NAME=VALUE (no quote, no newline), not '$e'" >&2; exit 2; }
+done
 
 log() { printf 'lab: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -72,14 +95,37 @@ resolve_kernel() {
 	echo "$rel"
 }
 
-KREL=$(resolve_kernel "$KERNEL")
-VMLINUZ=/boot/vmlinuz-$KREL
+# MODROOT holds lib/modules/<release>; KMODS (debug kernel only) is the
+# folder the nodes bind over /lib/modules/<release>.
+if [ "$KERNEL" = debug ]; then
+	[ -f "$DEBUG_KERNEL/release" ] ||
+		die "no debug kernel in $DEBUG_KERNEL: run tests/lab/debug-kernel/build.sh"
+	KREL=$(cat "$DEBUG_KERNEL/release")
+	VMLINUZ=$DEBUG_KERNEL/bzImage
+	MODROOT=$DEBUG_KERNEL
+	KMODS=$DEBUG_KERNEL/lib/modules/$KREL
+	KDIR_HINT=" KDIR=$DEBUG_KERNEL/build"
+	# The checkers' memory (KASAN shadow, redzones, kmemleak) on top.
+	: "${MEM_MB:=1536}"
+	# Every WARN, KASAN and debugobjects report ends the node at once.
+	# acpi=noirq: the AML interpreter, this instrumented under TCG, hits
+	# its 30 s loop timeout in QEMU's _PRT once per PCI device.
+	KERNEL_ARGS="slub_debug=FZPU panic_on_warn=1 acpi=noirq"
+else
+	KREL=$(resolve_kernel "$KERNEL")
+	VMLINUZ=/boot/vmlinuz-$KREL
+	MODROOT=/
+	KMODS=
+	KDIR_HINT=
+	: "${MEM_MB:=1024}"
+	KERNEL_ARGS="kfence.sample_interval=1 no_timer_check"
+fi
 [ -r "$VMLINUZ" ] || die "cannot read $VMLINUZ"
-[ -d "/lib/modules/$KREL" ] || die "no /lib/modules/$KREL"
+[ -d "$MODROOT/lib/modules/$KREL" ] || die "no $MODROOT/lib/modules/$KREL"
 
 if [ "$MODULE" = auto ]; then
 	MODULE=$SRC/build/$KREL/kmod/collx.ko
-	[ -f "$MODULE" ] || die "$MODULE not built: run 'make module KVER=$KREL'"
+	[ -f "$MODULE" ] || die "$MODULE not built: run 'make module KVER=$KREL$KDIR_HINT'"
 fi
 if [ "$SWITCH" = auto ]; then
 	SWITCH=$SRC/tests/netmon/switch-agent.sh
@@ -99,7 +145,7 @@ fi
 build_initramfs() {
 	local img=$CACHE/initramfs-$KREL.cpio.gz dir m f
 	if [ -f "$img" ] && [ "$img" -nt "$LAB_DIR/initramfs-init" ] &&
-		[ "$img" -nt "$0" ]; then
+		[ "$img" -nt "$0" ] && [ "$img" -nt "$MODROOT/lib/modules/$KREL/modules.dep" ]; then
 		echo "$img"
 		return
 	fi
@@ -109,7 +155,8 @@ build_initramfs() {
 	cp /bin/busybox "$dir/bin/busybox"
 	cp "$LAB_DIR/initramfs-init" "$dir/init"
 	: >"$dir/modules/order"
-	modprobe -S "$KREL" --show-depends -a virtio_pci 9pnet_virtio 9p overlay |
+	# Built-in ones (the debug kernel's) show as "builtin": none to add.
+	modprobe -d "$MODROOT" -S "$KREL" --show-depends -a virtio_pci 9pnet_virtio 9p overlay |
 		awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
 		while read -r f; do
 			m=$(basename "$f")
@@ -177,9 +224,15 @@ mkdir -p "$OUT/barrier"
 	echo "LAB_MODULE=$MODULE"
 	echo "LAB_SRC=$SRC"
 	echo "LAB_JOB_TIMEOUT=$TIMEOUT"
+	echo "LAB_KMODS=$KMODS"
+	echo "LAB_BAD_RE='$BAD_RE'"
+	echo "LAB_BENIGN_RE='$BENIGN_RE'"
 } >"$OUT/env"
 {
 	echo "#!/bin/sh"
+	for e in "${NODE_ENV[@]}"; do
+		echo "export ${e%%=*}='${e#*=}'"
+	done
 	printf '%q ' "$@"
 	echo
 } >"$OUT/job.sh"
@@ -224,10 +277,10 @@ for ((i = 0; i < NODES; i++)); do
 	mkdir -p "$OUT/node$i"
 	# shellcheck disable=SC2086
 	ip netns exec "$NS" timeout -k 5 "$QEMU_TIMEOUT" \
-		qemu-system-x86_64 -name "node$i" $CPU -smp 1 -m "$MEM_MB" \
+		qemu-system-x86_64 -name "node$i" $CPU -smp "$CPUS" -m "$MEM_MB" \
 		-kernel "$VMLINUZ" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 quiet kfence.sample_interval=1 lab.rank=$i lab.script=$LAB_DIR/guest.sh" \
-		-display none -monitor none -no-reboot \
+		-append "console=ttyS0 panic=-1 quiet $KERNEL_ARGS lab.rank=$i lab.script=$LAB_DIR/guest.sh" \
+		-display none -monitor none -no-reboot -pidfile "$OUT/node$i/qemu.pid" \
 		-serial "file:$OUT/node$i/console.log" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$OUT,mount_tag=lab,security_model=none" \
@@ -237,8 +290,10 @@ for ((i = 0; i < NODES; i++)); do
 	PIDS+=($!)
 done
 
+# (A node the switch killed ends by SIGKILL: no job notice for it, lab.sh
+# reports it below.)
 for p in "${PIDS[@]}"; do
-	wait "$p" || true
+	wait "$p" 2>/dev/null || true
 done
 PIDS=()
 if [ -n "$SWITCH_PID" ]; then
@@ -246,18 +301,60 @@ if [ -n "$SWITCH_PID" ]; then
 	wait "$SWITCH_PID" 2>/dev/null || true
 	SWITCH_PID=
 fi
-log "nodes finished in $(($(date +%s) - START)) s"
+END=$(date +%s)
+log "nodes finished in $((END - START)) s"
 
-BAD='Oops|BUG:|WARNING:|KFENCE:|UBSAN:|general protection fault|Kernel panic|kernel BUG at|Call Trace:'
+# Kernel reports in a node's logs, benign lines left out.
+kernel_reports() {
+	grep -Eh "$BAD_RE" "$1/dmesg" "$1/console.log" 2>/dev/null | grep -Ev "$BENIGN_RE"
+}
+
+killed_by_request() {
+	grep -qx "$1" "$OUT/killed" 2>/dev/null
+}
+
+# A killed node never finished its cases: complete its TAP from the plan
+# run-cases.sh wrote, each remaining case a skip, so that merging the
+# nodes' results counts only the nodes that ran a case.
+complete_killed_tap() {
+	local d=$1 k total name cur
+	[ -f "$d/cases.plan" ] && [ -f "$d/cases.tap" ] || return 0
+	grep -q '^1\.\.' "$d/cases.tap" && return 0
+	cur=$(cat "$d/current" 2>/dev/null)
+	k=$(grep -cE '^(ok|not ok) ' "$d/cases.tap" || true)
+	total=$(wc -l <"$d/cases.plan")
+	tail -n +"$((k + 1))" "$d/cases.plan" | while read -r name; do
+		k=$((k + 1))
+		echo "ok $k - $name # SKIP node killed by request (in ${cur:-?})"
+	done >>"$d/cases.tap"
+	echo "1..$total" >>"$d/cases.tap"
+}
+
+# seconds between the run's start and a file's mtime (host clock: the
+# nodes write these files over 9p)
+since_start() {
+	[ -f "$1" ] || return 0
+	echo $(($(stat -c %Y "$1") - START))
+}
+
 failed=0
+boot_min= boot_max=
 for ((i = 0; i < NODES; i++)); do
 	d=$OUT/node$i
 	if [ "$QUIET" = 0 ] && [ -f "$d/out.log" ]; then
 		sed "s/^/[node$i] /" "$d/out.log"
 	fi
+	b=$(since_start "$d/job-start")
+	if [ -n "$b" ]; then
+		[ -n "$boot_min" ] && [ "$boot_min" -le "$b" ] || boot_min=$b
+		[ -n "$boot_max" ] && [ "$boot_max" -ge "$b" ] || boot_max=$b
+	fi
 	why=
 	if [ -f "$d/setup-error" ]; then
 		why="setup failed: $(cat "$d/setup-error")"
+	elif [ ! -f "$d/rc" ] && killed_by_request "$i"; then
+		log "node$i: killed by request (in $(cat "$d/current" 2>/dev/null || echo '?')): no result expected"
+		complete_killed_tap "$d"
 	elif [ ! -f "$d/rc" ]; then
 		why="no result: timeout after ${TIMEOUT} s or crash; console tail:"$'\n'"$(tail -n 15 "$d/console.log" 2>/dev/null)"
 	elif [ "$(cat "$d/rc")" = 124 ]; then
@@ -265,13 +362,54 @@ for ((i = 0; i < NODES; i++)); do
 	elif [ "$(cat "$d/rc")" != 0 ]; then
 		why="command exited $(cat "$d/rc")"
 	fi
-	if grep -Eq "$BAD" "$d/dmesg" "$d/console.log" 2>/dev/null; then
-		why="${why:+$why; }kernel reported: $(grep -Eh -m3 "$BAD" "$d/dmesg" "$d/console.log" 2>/dev/null | head -n3 | tr '\n' ' ')"
+	rep=$(kernel_reports "$d" | head -n3 | tr '\n' ' ' || true)
+	[ -z "$rep" ] || why="${why:+$why; }kernel reported: $rep"
+	if [ -s "$d/kmemleak" ]; then
+		why="${why:+$why; }kmemleak: $(grep -c '^unreferenced object' "$d/kmemleak") unreferenced object(s), see $d/kmemleak"
 	fi
 	if [ -n "$why" ]; then
 		log "node$i: FAILED: $why"
 		failed=1
 	fi
 done
+
+# The run in numbers: where the time went and each case's slowest node.
+summary() {
+	local f
+	echo "kernel $KREL, $NODES node(s) x $CPUS vCPU, $ACCEL: boot to job ${boot_min:-?}..${boot_max:-?} s, total $((END - START)) s"
+	f=$(ls "$OUT"/node*/cases.tap 2>/dev/null) || return 0
+	# shellcheck disable=SC2086 # one file name per word
+	awk '
+	/^(ok|not ok) [0-9]+ - / {
+		line = $0; sub(/^(not ok|ok) [0-9]+ - /, "", line); split(line, w, " ")
+		name = w[1]; t = 0
+		if (match($0, /# [0-9]+s$/)) t = substr($0, RSTART + 2, RLENGTH - 3) + 0
+		else if (match($0, /\([0-9]+s\)$/)) t = substr($0, RSTART + 1, RLENGTH - 3) + 0
+		else if (match($0, /after [0-9]+s$/)) t = substr($0, RSTART + 6, RLENGTH - 7) + 0
+		if (!(name in max)) { order[++n] = name; max[name] = 0 }
+		if (t > max[name]) max[name] = t
+		v = /^not ok/ ? "fail" : (/# SKIP/ ? "skip" : "ok")
+		if (v == "fail") res[name] = "fail"
+		else if (v == "ok" && res[name] != "fail") res[name] = "ok"
+		else if (!(name in res)) res[name] = "skip"
+	}
+	END {
+		for (i = 1; i <= n; i++) {
+			c = order[i]; sum += max[c]; cnt[res[c]]++
+			printf "  %-28s %5d s  %s\n", c, max[c], res[c]
+		}
+		printf "cases: %d (%d ok, %d failed, %d skipped on every node), %d s end to end at their slowest node\n",
+			n, cnt["ok"], cnt["fail"], cnt["skip"], sum
+	}' $f
+}
+summary >"$OUT/summary.txt"
+sed 's/^/lab: /' "$OUT/summary.txt" >&2
+# Fault cases print "fault-result" lines: one table for the whole run.
+if grep -hs '^fault-result ' "$OUT"/node*/cases/*.log >"$OUT/faults.txt"; then
+	log "fault results ($OUT/faults.txt):"
+	sort -k2,2 -k3,3 "$OUT/faults.txt" | sed 's/^fault-result /lab:   /' >&2
+else
+	rm -f "$OUT/faults.txt"
+fi
 [ "$failed" = 0 ] && log "all $NODES node(s) ok"
 exit "$failed"

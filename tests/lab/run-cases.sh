@@ -1,57 +1,96 @@
 #!/bin/sh
 # collx lab: run the test cases in tests/lab/cases on this node, in order,
-# in step with the other nodes.  Writes TAP to $COLLX_NODE_DIR/cases.tap and
-# each case's output to $COLLX_NODE_DIR/cases/<case>.log.
+# in step with the other live nodes.  Writes TAP to $COLLX_NODE_DIR/cases.tap
+# and each case's output to $COLLX_NODE_DIR/cases/<case>.log.
 #
 #   tests/lab/run-cases.sh [CASE-GLOB...]     (default: every case)
+#
+# A case with a "# lab-last" line runs after all the others (a case that
+# kills a node's VM: no later case could use that node), and one with
+# "# lab-timeout: SECONDS" gets that long instead of COLLX_CASE_TIMEOUT.
 . /lab/env
 . "$COLLX_SRC/tests/lab/lib.sh"
 
 CASE_TIMEOUT=${COLLX_CASE_TIMEOUT:-300}
-BAD='Oops|BUG:|WARNING:|KFENCE:|UBSAN:|general protection fault|kernel BUG at|Call Trace:'
+# Kernel reports that fail a case (LAB_BAD_RE/LAB_BENIGN_RE, from lab.sh).
+BAD=$LAB_BAD_RE
+BENIGN=$LAB_BENIGN_RE
 TAP=$COLLX_NODE_DIR/cases.tap
 mkdir -p "$COLLX_NODE_DIR/cases"
 : >"$TAP"
 
-cases=
+case_timeout() {
+	local t
+	t=$(sed -n 's/^# lab-timeout: *\([0-9][0-9]*\)$/\1/p' "$1" | head -n1)
+	echo "${t:-$CASE_TIMEOUT}"
+}
+
+first='' last=''
 if [ "$#" -eq 0 ]; then
 	set -- '*'
 fi
 for g in "$@"; do
 	for c in "$COLLX_SRC"/tests/lab/cases/$g.sh; do
-		[ -f "$c" ] && cases="$cases $c"
+		[ -f "$c" ] || continue
+		if grep -q '^# lab-last$' "$c"; then
+			last="$last $c"
+		else
+			first="$first $c"
+		fi
 	done
 done
+cases="$first $last"
+
+# A node waits at a case's barrier for as long as the slowest case before
+# it may take on another node.
+longest=$CASE_TIMEOUT
+: >"$COLLX_NODE_DIR/cases.plan"
+for c in $cases; do
+	basename "$c" .sh >>"$COLLX_NODE_DIR/cases.plan"
+	t=$(case_timeout "$c")
+	[ "$t" -le "$longest" ] || longest=$t
+done
+
+kernel_reports() {
+	dmesg | tail -n +"$(($1 + 1))" | grep -E "$BAD" | grep -Ev "$BENIGN"
+}
 
 n=0
 for c in $cases; do
 	n=$((n + 1))
 	name=$(basename "$c" .sh)
-	if ! lab_barrier "case-$name" 300; then
+	if ! lab_barrier "case-$name" $((longest + 60)); then
 		echo "Bail out! node$COLLX_RANK: other nodes never reached $name" >>"$TAP"
 		exit 1
 	fi
+	echo "$name" >"$COLLX_NODE_DIR/current"
 	log=$COLLX_NODE_DIR/cases/$name.log
 	before=$(dmesg | wc -l)
 	start=$(date +%s)
-	# A case may ask for more time with a "# lab-timeout: SECONDS" line.
-	limit=$(sed -n 's/^# lab-timeout: *\([0-9][0-9]*\)$/\1/p' "$c" | head -n1)
-	limit=${limit:-$CASE_TIMEOUT}
+	limit=$(case_timeout "$c")
 	timeout -k 5 "$limit" sh "$c" >"$log" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
-	if dmesg | tail -n +"$((before + 1))" | grep -Eq "$BAD"; then
+	# A case's own netem (lab_fault_netem without a switch that can) ends
+	# with it, whatever became of the case.
+	if [ -f "$COLLX_NODE_DIR/netem-local" ]; then
+		tc qdisc del dev eth0 root 2>/dev/null
+		rm -f "$COLLX_NODE_DIR/netem-local"
+		echo "run-cases: cleared the netem this case left on eth0" >>"$log"
+	fi
+	if [ -n "$(kernel_reports "$before")" ]; then
 		echo "kernel reported during the case:" >>"$log"
 		dmesg | tail -n +"$((before + 1))" | grep -E -A5 "$BAD" >>"$log"
 		rc=1
 	fi
 	case $rc in
 	0) echo "ok $n - $name # ${secs}s" >>"$TAP" ;;
-	77) echo "ok $n - $name # SKIP $(grep -m1 '^SKIP:' "$log" | cut -c7-)" >>"$TAP" ;;
+	77) echo "ok $n - $name # SKIP $(grep -m1 '^SKIP:' "$log" | cut -c7-) (${secs}s)" >>"$TAP" ;;
 	124) echo "not ok $n - $name # timed out after ${limit}s" >>"$TAP" ;;
-	*) echo "not ok $n - $name # exit $rc: $(tail -n1 "$log")" >>"$TAP" ;;
+	*) echo "not ok $n - $name # exit $rc: $(tail -n1 "$log") (${secs}s)" >>"$TAP" ;;
 	esac
 done
+rm -f "$COLLX_NODE_DIR/current"
 echo "1..$n" >>"$TAP"
 cat "$TAP"
 # Case failures are in the TAP; the exit status says the run itself worked.

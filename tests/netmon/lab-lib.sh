@@ -5,6 +5,21 @@ INJECT=$COLLX_SRC/tests/netmon/inject.py
 NM_DIR=$COLLX_NODE_DIR/netmon
 mkdir -p "$NM_DIR"
 _nm_seq=0
+NM_PID=
+
+# On any exit of a case: stop a collx-netmon it left running (a failed
+# check must not leave the instance lock held for the next case), then the
+# case's own case_cleanup, when it defines one.
+nm_cleanup() {
+	if [ -n "$NM_PID" ] && kill -0 "$NM_PID" 2>/dev/null; then
+		kill -INT "$NM_PID"
+		wait "$NM_PID" 2>/dev/null
+	fi
+	if command -v case_cleanup >/dev/null; then
+		case_cleanup
+	fi
+}
+trap nm_cleanup EXIT
 
 nm_require() {
 	[ -x "$NETMON" ] || lab_fail "$NETMON not built (make bpf)"
@@ -44,7 +59,7 @@ nm_start() {
 	shift
 	rm -f "$NM_DIR/$tag".*
 	"$NETMON" -i 0 --json="$NM_DIR/$tag.json" --table="$NM_DIR/$tag.txt" \
-		-p "$NM_DIR/$tag.prom" -e "$NM_DIR/$tag.events" -r "$NM_DIR/$tag.ready" \
+		--textfile="$NM_DIR/$tag.prom" -e "$NM_DIR/$tag.events" -r "$NM_DIR/$tag.ready" \
 		"$@" 2>"$NM_DIR/$tag.err" &
 	NM_PID=$!
 	while [ ! -f "$NM_DIR/$tag.ready" ]; do
@@ -58,9 +73,19 @@ nm_start() {
 }
 
 nm_stop() {
+	local rc=0
 	kill -INT "$NM_PID"
-	wait "$NM_PID" || { cat "$NM_DIR/$1.err" >&2; lab_fail "collx-netmon exited $?"; }
+	wait "$NM_PID" || rc=$?
+	NM_PID=
+	[ "$rc" = 0 ] || { cat "$NM_DIR/$1.err" >&2; lab_fail "collx-netmon exited $rc"; }
 	cat "$NM_DIR/$1.txt"
+}
+
+# Is the running kernel one with tcx links (6.6+)?
+nm_has_tcx() {
+	local v
+	v=$(uname -r | cut -d. -f1-2)
+	[ "${v%%.*}" -gt 6 ] || { [ "${v%%.*}" = 6 ] && [ "${v#*.}" -ge 6 ]; }
 }
 
 # nm_check TAG 'python expression over j (final JSON), prom, table' ...

@@ -2,14 +2,19 @@
 /*
  * Host tests of the reduction kernels: known answers, every fp16/bf16
  * value converted both ways, conversions against the compiler's _Float16
- * and the CPU's F16C, and randomized differential tests of AVX2 against
- * scalar against a wider-precision reference (long double; __float128 for
- * fp64, whose 113-bit significand rules out double rounding).
+ * (and the CPU's F16C on x86), all 256 values of each FP8 format both
+ * ways, every pair of FP8 values through every op, and randomized
+ * differential tests of every SIMD implementation the CPU has against
+ * scalar against a wider-precision reference (long double; _Float128 for
+ * fp64, whose 113-bit significand rules out double rounding).  Builds for
+ * x86-64 and, with the cross compiler, for arm64 (run under qemu-user).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __x86_64__
 #include <immintrin.h>
+#endif
 
 #include "unit.h"
 #include "../../kmod/core/reduce.h"
@@ -19,14 +24,15 @@
 
 static const char *const dt_name[NDT] = {
 	"int8", "uint8", "int32", "uint32", "int64", "uint64",
-	"fp16", "fp32", "fp64", "bf16",
+	"fp16", "fp32", "fp64", "bf16", "e4m3", "e5m2",
 };
 
 static const char *const op_name[COLLX_OP_COUNT] = {
 	"sum", "prod", "max", "min", "avg",
 };
 
-static bool have_avx2;
+/* the SIMD implementations this CPU runs, each held to the scalar bits */
+static int simd[COLLX_REDUCE_IMPL_COUNT], nsimd;
 
 static float f32(uint32_t u)
 {
@@ -100,6 +106,98 @@ static uint16_t ref_bf16(float x)
 	return (lo & 1) ? hi : lo;
 }
 
+/* ---- FP8 from the OCP definition, independent of the code under test ---- */
+
+/* magnitudes of codes 0..0x7f; E5M2's 0x7c is inf, E4M3's 0x7f unused */
+static long double fp8_mags[2][128];
+
+static void fp8_init(void)
+{
+	int e5, c;
+
+	for (e5 = 0; e5 < 2; e5++) {
+		int mb = e5 ? 2 : 3, bias = e5 ? 15 : 7;
+
+		for (c = 0; c < 128; c++) {
+			int e = c >> mb, m = c & ((1 << mb) - 1);
+
+			fp8_mags[e5][c] = !e ? ldexpl(m, 1 - bias - mb) :
+				ldexpl((1 << mb) + m, e - bias - mb);
+		}
+	}
+}
+
+static bool fp8_isnan(uint8_t c, bool e5)
+{
+	return e5 ? (c & 0x7f) > 0x7c : (c & 0x7f) == 0x7f;
+}
+
+static long double fp8_val(uint8_t c, bool e5)
+{
+	long double v = fp8_mags[e5][c & 0x7f];
+
+	if (fp8_isnan(c, e5))
+		return NAN;
+	if (e5 && (c & 0x7f) == 0x7c)
+		v = INFINITY;
+	return c & 0x80 ? -v : v;
+}
+
+/*
+ * Nearest FP8 to x, ties to the even code: E4M3 saturates at 448 (and
+ * infinities to it), E5M2 rounds past its largest finite value as if 2^16
+ * (infinity, even) were next.
+ */
+static uint8_t ref_fp8(long double x, bool e5)
+{
+	unsigned int top = e5 ? 0x7b : 0x7e, lo = 0, hi = top, mid;
+	uint8_t sign = signbit(x) ? 0x80 : 0;
+	long double a = fabsl(x), dl, dh;
+
+	if (isnan(x))
+		return e5 ? 0x7e : 0x7f;
+	if (a >= fp8_mags[e5][top]) {
+		if (!e5)
+			return sign | top;
+		if (isinf(a))
+			return sign | 0x7c;
+		dl = a - fp8_mags[e5][top];
+		dh = 65536.0L - a;
+		return sign | (dl < dh ? top : 0x7c);	/* a tie goes to 0x7c */
+	}
+	while (hi - lo > 1) {	/* mags[lo] <= a < mags[hi] */
+		mid = (lo + hi) / 2;
+		if (fp8_mags[e5][mid] <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	dl = a - fp8_mags[e5][lo];
+	dh = fp8_mags[e5][hi] - a;
+	if (dl < dh)
+		return sign | lo;
+	if (dh < dl)
+		return sign | hi;
+	return sign | ((lo & 1) ? hi : lo);
+}
+
+/* One FP8 op, by the definition: exact in long double, rounded once. */
+static uint64_t ref_fp8_elem(uint8_t a, uint8_t b, int op, bool e5)
+{
+	long double x = fp8_val(a, e5), y = fp8_val(b, e5), r;
+	uint8_t qnan = e5 ? 0x7e : 0x7f;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN) {
+		if (isnan(x) || isnan(y))
+			return qnan;
+		if (x == y)
+			return op == COLLX_OP_MAX ? (a & b) : (a | b);
+		return (x > y) == (op == COLLX_OP_MAX) ? a : b;
+	}
+	r = op == COLLX_OP_SUM ? x + y : x * y;
+	return isnan(r) ? qnan : ref_fp8(r, e5);
+}
+
 /* ---- element access as bits ---- */
 
 static uint64_t get_bits(const void *buf, size_t esize, size_t i)
@@ -143,7 +241,7 @@ static uint64_t ref_f32(uint32_t a, uint32_t b, int op)
 static uint64_t ref_f64(uint64_t a, uint64_t b, int op)
 {
 	double x = f64(a), y = f64(b);
-	__float128 r;
+	_Float128 r;
 
 	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN) {
 		if (isnan(x) || isnan(y))
@@ -152,7 +250,7 @@ static uint64_t ref_f64(uint64_t a, uint64_t b, int op)
 			return op == COLLX_OP_MAX ? (a & b) : (a | b);
 		return (x > y) == (op == COLLX_OP_MAX) ? a : b;
 	}
-	r = op == COLLX_OP_SUM ? (__float128)x + y : (__float128)x * y;
+	r = op == COLLX_OP_SUM ? (_Float128)x + y : (_Float128)x * y;
 	if (r != r)
 		return 0x7ff8000000000000ULL;
 	return f64b((double)r);
@@ -210,7 +308,9 @@ static uint64_t ref_elem(int dt, int op, uint64_t a, uint64_t b)
 	case COLLX_FP16: return ref_half(a, b, op, false);
 	case COLLX_BF16: return ref_half(a, b, op, true);
 	case COLLX_FP32: return ref_f32(a, b, op);
-	default: return ref_f64(a, b, op);
+	case COLLX_FP64: return ref_f64(a, b, op);
+	case COLLX_FP8_E4M3: return ref_fp8_elem(a, b, op, false);
+	default: return ref_fp8_elem(a, b, op, true);
 	}
 }
 
@@ -228,9 +328,16 @@ static uint64_t ref_scale(int dt, uint64_t a, uint32_t n)
 	case COLLX_INT64: return (uint64_t)((int64_t)a / (int64_t)n);
 	case COLLX_UINT64: return a / n;
 	case COLLX_FP64: {
-		__float128 r = (__float128)f64(a) / (double)n;
+		_Float128 r = (_Float128)f64(a) / (double)n;
 
 		return r != r ? 0x7ff8000000000000ULL : f64b((double)r);
+	}
+	case COLLX_FP8_E4M3:
+	case COLLX_FP8_E5M2: {
+		bool e5 = dt == COLLX_FP8_E5M2;
+
+		q = fp8_val(a, e5) / (float)n;
+		return isnan(q) ? (e5 ? 0x7e : 0x7f) : ref_fp8((float)q, e5);
 	}
 	default:
 		break;
@@ -269,6 +376,10 @@ static uint64_t rand_val(int dt)
 		0, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffa5, 1, 0x807f,
 		0x0080, 0x7f7f, 0x3f80, 0xbf80,
 	};
+	static const uint64_t sp8[] = {
+		0, 0x80, 0x7f, 0xff, 0x7e, 0xfe, 0x7c, 0xfc, 0x7b, 1, 0x81,
+		0x07, 0x08, 0x38,
+	};
 	uint64_t r = unit_rand();
 	bool special = (r & 7) == 0;
 
@@ -289,6 +400,9 @@ static uint64_t rand_val(int dt)
 		return special ? sp16[r % ARRAY_SIZE(sp16)] : (uint16_t)r;
 	case COLLX_BF16:
 		return special ? spb[r % ARRAY_SIZE(spb)] : (uint16_t)r;
+	case COLLX_FP8_E4M3:
+	case COLLX_FP8_E5M2:
+		return special ? sp8[r % ARRAY_SIZE(sp8)] : (uint8_t)r;
 	default:
 		return r;	/* truncated to the element size by put_bits */
 	}
@@ -340,6 +454,10 @@ static void test_vectors(void)
 
 /* ---- conversions ---- */
 
+/* The CPU's own fp16 conversions: F16C on x86, FCVT on arm64. */
+#ifdef __x86_64__
+#define HAVE_HW_FP16()	__builtin_cpu_supports("f16c")
+
 __attribute__((target("f16c")))
 static uint32_t hw_h2f(uint16_t h)
 {
@@ -351,10 +469,24 @@ static uint16_t hw_f2h(uint32_t f)
 {
 	return _cvtss_sh(f32(f), 0);
 }
+#else
+#define HAVE_HW_FP16()	true
+
+static uint32_t hw_h2f(uint16_t h)
+{
+	return f32b((float)f16(h));
+}
+
+static uint16_t hw_f2h(uint32_t f)
+{
+	/* FCVT keeps NaN payloads as F16C does; _Float16 compiles to it */
+	return f16b((_Float16)f32(f));
+}
+#endif
 
 static void test_fp16_exhaustive(void)
 {
-	bool hw = __builtin_cpu_supports("f16c");
+	bool hw = HAVE_HW_FP16();
 	unsigned int bad_ref = 0, bad_rt = 0, bad_hw = 0;
 	uint32_t h, f;
 
@@ -380,7 +512,7 @@ static void test_fp16_exhaustive(void)
 	unit_ok(!bad_ref, "fp16.all_65536_to_f32_exact (%u wrong)", bad_ref);
 	unit_ok(!bad_rt, "fp16.all_65536_round_trip (%u wrong)", bad_rt);
 	if (hw)
-		unit_ok(!bad_hw, "fp16.all_65536_match_f16c (%u differ)", bad_hw);
+		unit_ok(!bad_hw, "fp16.all_65536_match_cpu_conversion (%u differ)", bad_hw);
 }
 
 static void test_bf16_exhaustive(void)
@@ -407,7 +539,7 @@ static void test_bf16_exhaustive(void)
  */
 static void test_narrowing(void)
 {
-	bool hw = __builtin_cpu_supports("f16c");
+	bool hw = HAVE_HW_FP16();
 	unsigned int bad16 = 0, badhw = 0, badbf = 0, n16 = 0, nbf = 0;
 	uint32_t m, f, mid, lo, hi;
 	int k, d;
@@ -452,21 +584,139 @@ static void test_narrowing(void)
 	}
 	unit_ok(!bad16, "fp16.narrowing_rne_vs_Float16 (%u of %u wrong)", bad16, n16);
 	if (hw)
-		unit_ok(!badhw, "fp16.narrowing_matches_f16c incl. NaN payloads (%u differ)",
+		unit_ok(!badhw, "fp16.narrowing_matches_cpu incl. NaN payloads (%u differ)",
 			badhw);
 	unit_ok(!badbf, "bf16.narrowing_rne_vs_reference (%u of %u wrong)", badbf, nbf);
 }
 
-/* ---- differential: AVX2 vs scalar vs reference ---- */
+/*
+ * FP8, all 256 values each way: the exact table of reduce_vectors.h
+ * against the definition computed here, the widening against the table,
+ * every value narrowed back to itself (NaNs quieted); then narrowing around
+ * every midpoint between neighbours (ties, one binary32 ulp either side,
+ * both signs), past the largest value (saturation, infinity), at binary32
+ * subnormals and on a million random binary32 values.
+ */
+static void test_fp8_conversions(bool e5)
+{
+	const uint32_t *table = e5 ? collx_e5m2_f32_table : collx_e4m3_f32_table;
+	const char *nm = e5 ? "e5m2" : "e4m3";
+	u32 (*widen)(u8) = e5 ? collx_e5m2_to_f32_bits : collx_e4m3_to_f32_bits;
+	u8 (*narrow)(u32) = e5 ? collx_f32_bits_to_e5m2 : collx_f32_bits_to_e4m3;
+	static const uint32_t edges[] = {
+		0x43e00000, 0x43e80000, 0x43e80001, 0x43e7ffff, 0x43f00000,
+		0x47600000, 0x47700000, 0x476fffff, 0x47700001, 0x47800000,
+		0x7f7fffff, 0x7f800000, 0x00000001, 0x007fffff, 0x00800000,
+		0x3a800000, 0x3a800001, 0x37000000, 0x37000001, 0,
+	};
+	unsigned int bad_tab = 0, bad_wid = 0, bad_rt = 0, bad_mid = 0, n = 0;
+	unsigned int c, top = e5 ? 0x7b : 0x7e, k, i;
+	uint32_t f, mid;
+	int d;
+
+	for (c = 0; c < 256; c++) {
+		long double v = fp8_val(c, e5);
+		uint32_t t = table[c];
+		uint8_t back = fp8_isnan(c, e5) ? (e5 ? c | 2 : c) : c;
+
+		if (isnan(v))
+			bad_tab += !isnan(f32(t)) || !(t & 0x400000) ||
+				   (t >> 31) != (c >> 7);
+		else
+			bad_tab += (long double)f32(t) != v ||
+				   (t >> 31) != (c >> 7);
+		bad_wid += widen(c) != t;
+		bad_rt += narrow(t) != back;
+	}
+	for (c = 0; c < top + (e5 ? 1 : 0); c++) {
+		mid = f32b((f32(table[c]) + f32(table[c + 1])) / 2);	/* exact */
+		if (e5 && c == top)
+			mid = 0x47700000;	/* 61440, towards inf */
+		for (k = 0; k < 2; k++) {
+			for (d = -1; d <= 1; d++) {
+				f = (mid + d) | (k ? 0x80000000 : 0);
+				n++;
+				bad_mid += narrow(f) != ref_fp8(f32(f), e5);
+			}
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(edges); i++) {
+		for (k = 0; k < 2; k++) {
+			f = edges[i] | (k ? 0x80000000 : 0);
+			n++;
+			bad_mid += narrow(f) != ref_fp8(f32(f), e5);
+		}
+	}
+	for (i = 0; i < 1000000; i++) {
+		f = (uint32_t)unit_rand();
+		n++;
+		if (isnan(f32(f)))
+			bad_mid += narrow(f) != ((f >> 24 & 0x80) |
+				(e5 ? 0x7e | (f >> 21 & 1) : 0x7f));
+		else
+			bad_mid += narrow(f) != ref_fp8(f32(f), e5);
+	}
+	unit_ok(!bad_tab, "%s.table_is_the_ocp_definition (%u wrong)", nm, bad_tab);
+	unit_ok(!bad_wid, "%s.all_256_to_f32_exact (%u wrong)", nm, bad_wid);
+	unit_ok(!bad_rt, "%s.all_256_round_trip (%u wrong)", nm, bad_rt);
+	unit_ok(!bad_mid, "%s.narrowing_rne_%s (%u of %u wrong)", nm,
+		e5 ? "overflow_to_inf" : "saturating", bad_mid, n);
+}
+
+/*
+ * Every pair of FP8 values through every op on every implementation,
+ * against ref_fp8_elem(); avg as the sum of the pair scaled by 3.
+ */
+static void test_fp8_pairs(int dt)
+{
+	static uint8_t a[65536], b[65536], d[65536], want[65536];
+	int op, k, impl;
+	size_t i;
+
+	for (i = 0; i < 65536; i++) {
+		a[i] = i & 0xff;
+		b[i] = i >> 8;
+	}
+	for (op = 0; op < COLLX_OP_COUNT; op++) {
+		for (i = 0; i < 65536; i++) {
+			want[i] = ref_elem(dt, op, a[i], b[i]);
+			if (op == COLLX_OP_AVG)
+				want[i] = ref_scale(dt, want[i], 3);
+		}
+		for (k = -1; k < nsimd; k++) {
+			unsigned int bad = 0, first = 0;
+			int ret;
+
+			impl = k < 0 ? COLLX_REDUCE_SCALAR : simd[k];
+			memcpy(d, a, sizeof(d));
+			ret = collx_reduce_with(impl, d, b, 65536, dt, op);
+			if (!ret && op == COLLX_OP_AVG)
+				ret = collx_reduce_scale_avg_with(impl, d, 65536, dt, 3);
+			for (i = 65536; i-- > 0;) {
+				if (d[i] != want[i]) {
+					bad++;
+					first = i;
+				}
+			}
+			if (!unit_ok(!ret && !bad, "reduce.pairs.%s.%s.%s (%u of 65536 wrong)",
+				     dt_name[dt], op_name[op], collx_reduce_impl_name(impl), bad))
+				unit_diag("a=0x%02x b=0x%02x got 0x%02x want 0x%02x", a[first],
+					  b[first], d[first], want[first]);
+		}
+	}
+}
+
+/* ---- differential: every SIMD implementation vs scalar vs reference ---- */
 
 static void test_random(int dt, int op)
 {
 	size_t es = collx_dtype_size(dt);
-	unsigned int bad_ref = 0, bad_simd = 0, bad_ret = 0, trials = 0;
+	unsigned int bad_ref = 0, bad_simd[COLLX_REDUCE_IMPL_COUNT] = { 0 };
+	unsigned int bad_ret = 0, trials = 0;
 	size_t maxn = 70000;
 	char *a = malloc(maxn * es + 64), *b = malloc(maxn * es + 64);
 	char *x = malloc(maxn * es + 64), *y = malloc(maxn * es + 64);
-	int t;
+	int t, k;
 
 	for (t = 0; t < 40; t++) {
 		/* short odd lengths and misalignments, and some long runs */
@@ -506,21 +756,23 @@ static void test_random(int dt, int op)
 						  (unsigned long long)want);
 			}
 		}
-		if (have_avx2) {
-			bad_ret += !!collx_reduce_with(COLLX_REDUCE_AVX2, d2, s, n, dt, op);
+		for (k = 0; k < nsimd; k++) {
+			memcpy(d2, a, n * es);
+			bad_ret += !!collx_reduce_with(simd[k], d2, s, n, dt, op);
 			if (op == COLLX_OP_AVG)
-				bad_ret += !!collx_reduce_scale_avg_with(COLLX_REDUCE_AVX2, d2,
-									 n, dt, nranks);
+				bad_ret += !!collx_reduce_scale_avg_with(simd[k], d2, n, dt,
+									 nranks);
 			if (memcmp(d1, d2, n * es))
-				bad_simd++;
+				bad_simd[k]++;
 		}
 		trials++;
 	}
 	unit_ok(!bad_ref && !bad_ret, "reduce.random.%s.%s.scalar_vs_reference (%u wrong)",
 		dt_name[dt], op_name[op], bad_ref);
-	if (have_avx2)
-		unit_ok(!bad_simd, "reduce.random.%s.%s.avx2_bit_identical (%u of %u runs differ)",
-			dt_name[dt], op_name[op], bad_simd, trials);
+	for (k = 0; k < nsimd; k++)
+		unit_ok(!bad_simd[k], "reduce.random.%s.%s.%s_bit_identical (%u of %u runs differ)",
+			dt_name[dt], op_name[op], collx_reduce_impl_name(simd[k]),
+			bad_simd[k], trials);
 	free(a);
 	free(b);
 	free(x);
@@ -542,9 +794,42 @@ static void test_inplace(void)
 	unit_ok(ok, "reduce.api.src_equals_dst");
 }
 
+static const char *const impl_name[COLLX_REDUCE_IMPL_COUNT] = {
+	[COLLX_REDUCE_SCALAR] = "scalar", [COLLX_REDUCE_AVX2] = "avx2",
+	[COLLX_REDUCE_AVX512] = "avx512", [COLLX_REDUCE_AVX512_BF16] = "avx512bf16",
+	[COLLX_REDUCE_NEON] = "neon",
+};
+
+/* What the CPU offers, asked here rather than by the code under test. */
+static bool cpu_has[COLLX_REDUCE_IMPL_COUNT];
+
+static void probe_cpu(void)
+{
+	int k;
+
+	cpu_has[COLLX_REDUCE_SCALAR] = true;
+#ifdef __x86_64__
+	cpu_has[COLLX_REDUCE_AVX2] = __builtin_cpu_supports("avx2") &&
+				     __builtin_cpu_supports("f16c");
+	cpu_has[COLLX_REDUCE_AVX512] = __builtin_cpu_supports("avx512f") &&
+				       __builtin_cpu_supports("avx512bw") &&
+				       __builtin_cpu_supports("avx512dq") &&
+				       __builtin_cpu_supports("avx512vl");
+	cpu_has[COLLX_REDUCE_AVX512_BF16] = cpu_has[COLLX_REDUCE_AVX512] &&
+					    __builtin_cpu_supports("avx512bf16");
+#endif
+#ifdef __aarch64__
+	cpu_has[COLLX_REDUCE_NEON] = true;
+#endif
+	for (k = COLLX_REDUCE_SCALAR + 1; k < COLLX_REDUCE_IMPL_COUNT; k++)
+		if (cpu_has[k])
+			simd[nsimd++] = k;
+}
+
 static void test_api(void)
 {
 	uint32_t buf[4] = { 0 };
+	int k;
 
 	unit_ok(collx_reduce(buf, buf, 4, COLLX_DTYPE_COUNT, COLLX_OP_SUM) == -EINVAL,
 		"reduce.api.bad_dtype_einval");
@@ -559,14 +844,19 @@ static void test_api(void)
 	unit_ok(collx_reduce_with(COLLX_REDUCE_IMPL_COUNT, buf, buf, 4, COLLX_INT32,
 				  COLLX_OP_SUM) == -EINVAL,
 		"reduce.api.bad_impl_einval");
-	unit_ok(have_avx2 == collx_reduce_impl_available(COLLX_REDUCE_AVX2),
-		"reduce.api.avx2_available_matches_cpuid (%s)",
-		have_avx2 ? "yes" : "no");
-	unit_ok(!strcmp(collx_reduce_impl_name(COLLX_REDUCE_AUTO),
-			have_avx2 ? "avx2" : "scalar"),
+	for (k = COLLX_REDUCE_SCALAR; k < COLLX_REDUCE_IMPL_COUNT; k++)
+		unit_ok(cpu_has[k] == collx_reduce_impl_available(k),
+			"reduce.api.%s_available_matches_cpu (%s)", impl_name[k],
+			cpu_has[k] ? "yes" : "no");
+	for (k = COLLX_REDUCE_IMPL_COUNT - 1; !cpu_has[k]; k--)
+		;	/* the last one the CPU has is the fastest */
+	unit_ok(!strcmp(collx_reduce_impl_name(COLLX_REDUCE_AUTO), impl_name[k]),
 		"reduce.api.auto_picks_fastest (%s)",
 		collx_reduce_impl_name(COLLX_REDUCE_AUTO));
+	unit_ok(!strcmp(collx_reduce_impl_name(COLLX_REDUCE_IMPL_COUNT), "invalid"),
+		"reduce.api.name_of_bad_impl");
 	unit_ok(collx_dtype_size(COLLX_BF16) == 2 && collx_dtype_size(COLLX_INT64) == 8 &&
+		collx_dtype_size(COLLX_FP8_E4M3) == 1 && collx_dtype_size(COLLX_FP8_E5M2) == 1 &&
 		collx_dtype_size(COLLX_DTYPE_COUNT) == 0, "reduce.api.dtype_size");
 	test_inplace();
 }
@@ -575,12 +865,17 @@ void test_reduce(void)
 {
 	int dt, op;
 
-	have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+	probe_cpu();
+	fp8_init();
 	test_api();
 	test_vectors();
 	test_fp16_exhaustive();
 	test_bf16_exhaustive();
 	test_narrowing();
+	test_fp8_conversions(false);
+	test_fp8_conversions(true);
+	test_fp8_pairs(COLLX_FP8_E4M3);
+	test_fp8_pairs(COLLX_FP8_E5M2);
 	for (dt = 0; dt < NDT; dt++)
 		for (op = 0; op < COLLX_OP_COUNT; op++)
 			test_random(dt, op);

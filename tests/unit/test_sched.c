@@ -58,6 +58,10 @@ void test_sched(void)
 		"sched.nslices_edges");
 	unit_ok(collx_split(5, 0, 0, (struct collx_range[1]){}) == -EINVAL,
 		"sched.split_zero_parts_einval");
+	unit_ok(collx_dtree_root(8, 1) == 7 && collx_dtree_root(7, 1) == 1 &&
+		collx_dtree_root(1, 1) == 0 && collx_dtree_root(9, 0) == 0 &&
+		collx_dtree_root(9, 2) == 0 && collx_dtree_root(0, 1) == 0,
+		"sched.dtree_root");
 	unit_ok(collx_ring_nsteps(COLLX_RING_ALLREDUCE, 0) == 0 &&
 		collx_ring_nsteps(COLLX_RING_ALLREDUCE, 1) == 0 &&
 		collx_ring_nsteps(COLLX_RING_ALLREDUCE, 8) == 14,

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
-/* collx-bench helpers; see benchdata.h. */
+/* Exactly checkable data; see benchdata.h. */
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -83,15 +85,92 @@ float bench_bf16_to_f32(uint16_t h)
 	return f32_from((uint32_t)h << 16);
 }
 
-static int is_signed(enum collx_dtype dt)
+/*
+ * An OCP 8-bit float with @mbits mantissa bits and exponent @bias: round
+ * to nearest even; beyond the largest finite value E4M3 saturates (it has
+ * no infinity) and E5M2 becomes infinite.
+ */
+static uint8_t f32_to_f8(float f, int mbits, int bias, uint8_t maxfin, uint8_t overflow)
+{
+	uint8_t sign = signbit(f) ? 0x80 : 0;
+	int emin = 1 - bias, e, code;
+	double a = fabs((double)f), q;
+
+	if (isnan(f))
+		return sign | (mbits == 3 ? 0x7f : 0x7e);
+	if (isinf(f))
+		return sign | overflow;
+	if (a == 0)
+		return sign;
+	frexp(a, &e);
+	e -= 1;				/* a = 1.m x 2^e */
+	if (e < emin) {
+		/* Subnormal: steps of 2^(emin - mbits); code 1 << mbits is
+		 * the smallest normal, which the bit pattern gets right. */
+		q = nearbyint(ldexp(a, mbits - emin));
+		return sign | (uint8_t)q;
+	}
+	q = nearbyint((ldexp(a, -e) - 1) * (1 << mbits));
+	if (q == (1 << mbits)) {
+		q = 0;
+		e++;
+	}
+	code = ((e + bias) << mbits) | (int)q;
+	if (code > maxfin)
+		return sign | overflow;
+	return sign | (uint8_t)code;
+}
+
+static float f8_to_f32(uint8_t b, int mbits, int bias, bool has_inf)
+{
+	int e = (b & 0x7f) >> mbits, m = b & ((1 << mbits) - 1), emax = 0x7f >> mbits;
+	double v;
+
+	if (has_inf && e == emax)
+		v = m ? NAN : INFINITY;
+	else if (!has_inf && e == emax && m == (1 << mbits) - 1)
+		v = NAN;
+	else if (e == 0)
+		v = ldexp(m, 1 - bias - mbits);
+	else
+		v = ldexp(1.0 + (double)m / (1 << mbits), e - bias);
+	return (float)((b & 0x80) ? -v : v);
+}
+
+uint8_t bench_f32_to_e4m3(float f)
+{
+	return f32_to_f8(f, 3, 7, 0x7e, 0x7e);
+}
+
+float bench_e4m3_to_f32(uint8_t b)
+{
+	return f8_to_f32(b, 3, 7, false);
+}
+
+uint8_t bench_f32_to_e5m2(float f)
+{
+	return f32_to_f8(f, 2, 15, 0x7b, 0x7c);
+}
+
+float bench_e5m2_to_f32(uint8_t b)
+{
+	return f8_to_f32(b, 2, 15, true);
+}
+
+static bool is_signed(enum collx_dtype dt)
 {
 	return dt != COLLX_UINT8 && dt != COLLX_UINT32 && dt != COLLX_UINT64;
 }
 
-static int is_float(enum collx_dtype dt)
+static bool is_fp8(enum collx_dtype dt)
+{
+	return dt == COLLX_FP8_E4M3 || dt == COLLX_FP8_E5M2;
+}
+
+bool bench_dtype_is_float(enum collx_dtype dt)
 {
 	return dt == COLLX_FP16 || dt == COLLX_BF16 || dt == COLLX_FP32 ||
-	       dt == COLLX_FP64;
+	       dt == COLLX_FP64 || is_fp8(dt);
 }
 
 long bench_value(enum collx_dtype dt, enum collx_redop op, int nranks,
@@ -102,6 +181,8 @@ long bench_value(enum collx_dtype dt, enum collx_redop op, int nranks,
 
 	switch (op) {
 	case COLLX_OP_SUM:
+		if (is_fp8(dt))
+			return (long)((ii * 7 + rank * 3 + rep) % 3) - 1;
 		v = (long)((ii * 7 + rank * 3 + rep) % 10);
 		return is_signed(dt) ? v - 4 : v;
 	case COLLX_OP_PROD:
@@ -111,11 +192,15 @@ long bench_value(enum collx_dtype dt, enum collx_redop op, int nranks,
 		return v;
 	case COLLX_OP_MAX:
 	case COLLX_OP_MIN:
+		if (is_fp8(dt))
+			return (long)((ii * 13 + rank * 7 + rep * 3) % 17) - 8;
 		v = (long)((ii * 13 + rank * 7 + rep * 3) % 101);
 		return is_signed(dt) ? v - 50 : v;
 	case COLLX_OP_AVG:
+		if (is_fp8(dt))
+			return (long)((ii + rep) % 3);
 		v = (long)((ii + 2 * rank + rep) % 4);
-		return is_float(dt) ? v * nranks : v;
+		return bench_dtype_is_float(dt) ? v * nranks : v;
 	default:
 		return 0;
 	}
@@ -152,6 +237,30 @@ double bench_expected(enum collx_dtype dt, enum collx_redop op, int nranks,
 	return (double)acc;
 }
 
+/* The integers each dtype holds exactly, well within its range. */
+static long gen_range(enum collx_dtype dt)
+{
+	switch (dt) {
+	case COLLX_INT8: return 251;
+	case COLLX_UINT8: return 251;
+	case COLLX_FP16: return 2039;
+	case COLLX_BF16: return 251;
+	case COLLX_FP8_E4M3: return 33;		/* -16..16 */
+	case COLLX_FP8_E5M2: return 17;		/* -8..8 */
+	case COLLX_FP32: return 16777213;
+	default: return 1000003;
+	}
+}
+
+long bench_gen(enum collx_dtype dt, int src, size_t i, int rep)
+{
+	long k = gen_range(dt);
+	uint64_t h = (uint64_t)i * 2654435761u + (uint64_t)src * 40503u + (uint64_t)rep * 97u;
+	long v = (long)(h % (uint64_t)k);
+
+	return is_signed(dt) ? v - k / 2 : v;
+}
+
 void bench_store(void *buf, size_t i, enum collx_dtype dt, double v)
 {
 	switch (dt) {
@@ -165,6 +274,8 @@ void bench_store(void *buf, size_t i, enum collx_dtype dt, double v)
 	case COLLX_BF16: ((uint16_t *)buf)[i] = bench_f32_to_bf16((float)v); break;
 	case COLLX_FP32: ((float *)buf)[i] = (float)v; break;
 	case COLLX_FP64: ((double *)buf)[i] = v; break;
+	case COLLX_FP8_E4M3: ((uint8_t *)buf)[i] = bench_f32_to_e4m3((float)v); break;
+	case COLLX_FP8_E5M2: ((uint8_t *)buf)[i] = bench_f32_to_e5m2((float)v); break;
 	default: break;
 	}
 }
@@ -182,6 +293,8 @@ double bench_load(const void *buf, size_t i, enum collx_dtype dt)
 	case COLLX_BF16: return bench_bf16_to_f32(((const uint16_t *)buf)[i]);
 	case COLLX_FP32: return ((const float *)buf)[i];
 	case COLLX_FP64: return ((const double *)buf)[i];
+	case COLLX_FP8_E4M3: return bench_e4m3_to_f32(((const uint8_t *)buf)[i]);
+	case COLLX_FP8_E5M2: return bench_e5m2_to_f32(((const uint8_t *)buf)[i]);
 	default: return 0;
 	}
 }
@@ -201,10 +314,8 @@ size_t bench_check(const void *buf, size_t count, enum collx_dtype dt,
 	size_t i, wrong = 0;
 
 	for (i = 0; i < count; i++) {
-		double want = bench_expected(dt, op, nranks, i, rep);
-
 		/* Unsigned types hold the (never negative) result as is. */
-		if (bench_load(buf, i, dt) != want) {
+		if (bench_load(buf, i, dt) != bench_expected(dt, op, nranks, i, rep)) {
 			if (!wrong && first)
 				*first = i;
 			wrong++;
@@ -227,6 +338,8 @@ static const struct {
 	{ "float", COLLX_FP32 }, { "fp32", COLLX_FP32 }, { "f32", COLLX_FP32 },
 	{ "double", COLLX_FP64 }, { "fp64", COLLX_FP64 }, { "f64", COLLX_FP64 },
 	{ "bfloat16", COLLX_BF16 }, { "bf16", COLLX_BF16 },
+	{ "f8e4m3", COLLX_FP8_E4M3 }, { "fp8_e4m3", COLLX_FP8_E4M3 }, { "e4m3", COLLX_FP8_E4M3 },
+	{ "f8e5m2", COLLX_FP8_E5M2 }, { "fp8_e5m2", COLLX_FP8_E5M2 }, { "e5m2", COLLX_FP8_E5M2 },
 };
 
 int bench_parse_dtype(const char *s)
@@ -250,14 +363,17 @@ int bench_parse_redop(const char *s)
 	return -1;
 }
 
-size_t bench_parse_size(const char *s)
+int bench_parse_size(const char *s, size_t *out)
 {
 	char *end;
-	double v = strtod(s, &end);
-	double mult = 1;
+	double v, mult = 1;
 
-	if (end == s || v < 0)
-		return 0;
+	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
 	switch (*end) {
 	case 'G': case 'g': mult = 1024.0 * 1024 * 1024; end++; break;
 	case 'M': case 'm': mult = 1024.0 * 1024; end++; break;
@@ -266,42 +382,23 @@ size_t bench_parse_size(const char *s)
 	}
 	if (*end == 'B' || *end == 'b')
 		end++;
-	if (*end)
-		return 0;
-	return (size_t)(v * mult);
+	if (*end || v * mult > 1e18)
+		return -1;
+	*out = (size_t)(v * mult);
+	return 0;
 }
 
-void bench_print_header(FILE *f)
+int bench_parse_int(const char *s, long min, long max, long *out)
 {
-	fprintf(f, "#                                                              out-of-place                       in-place          \n");
-	fprintf(f, "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n");
-	fprintf(f, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n");
-}
+	char *end;
+	long v;
 
-int bench_fmt_lead(char *out, size_t len, size_t bytes, size_t count,
-		   const char *type, const char *op, int root)
-{
-	return snprintf(out, len, "%12zu  %12zu  %8s  %6s  %6d", bytes, count, type, op, root);
-}
-
-int bench_fmt_half(char *out, size_t len, double time_us, double algbw,
-		   double busbw, long long wrong)
-{
-	char t[16];
-
-	if (time_us >= 10000.0)
-		snprintf(t, sizeof(t), "%7.0f", time_us);
-	else if (time_us >= 100.0)
-		snprintf(t, sizeof(t), "%7.1f", time_us);
-	else
-		snprintf(t, sizeof(t), "%7.2f", time_us);
-	if (wrong < 0)
-		return snprintf(out, len, "  %7s  %6.2f  %6.2f  %5s", t, algbw, busbw, "N/A");
-	return snprintf(out, len, "  %7s  %6.2f  %6.2f  %5g", t, algbw, busbw, (double)wrong);
-}
-
-void bench_bw(size_t bytes, double sec, int nranks, double *algbw, double *busbw)
-{
-	*algbw = sec > 0 ? (double)bytes / 1e9 / sec : 0;
-	*busbw = nranks > 0 ? *algbw * 2.0 * (nranks - 1) / nranks : 0;
+	if (!s || !*s || !((*s >= '0' && *s <= '9') || (*s == '-' && s[1])))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
 }

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * libcollx: communicators, registrations and allreduce.
+ * libcollx: communicators: init (local setup, rendezvous, the kernel's
+ * connect, the closing barrier), their state, destroy and abort.
  *
  * Each communicator has its own /dev/collx fd, so op ids, registrations
- * and completions never mix between communicators.  Completions are taken
+ * and completions never mix between communicators, and poll() on that fd
+ * (collx_comm_fd()) means this communicator's ops.  Completions are taken
  * with COLLX_IOC_WAIT by op id; the library never read()s the fd.
- *
- *   COLLX_BOOTSTRAP_TIMEOUT   seconds for the rendezvous (default 60)
- *   COLLX_TIMEOUT_MS          the kernel's connect/progress timeout
- *                             (default 0: the module's comm_timeout_ms)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,26 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collx_int.h"
 
-/* The device is opened through collx_dev_open(); device.c owns it. */
-struct collx_dev;
-struct comm_priv {
-	struct collx_comm c;
-	struct collx_dev *dev;
-	bool logged_path[2][2];
-};
-
 static __thread char init_error[COLLX_ERRLEN];
 static unsigned int init_all_seq;
 static pthread_mutex_t seq_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct comm_priv *priv(struct collx_comm *c)
-{
-	return (struct comm_priv *)c;
-}
 
 void collx_set_error(struct collx_comm *comm, const char *fmt, ...)
 {
@@ -63,6 +49,16 @@ int collx_comm_size(const struct collx_comm *comm)
 	return comm ? comm->nranks : -EINVAL;
 }
 
+unsigned int collx_comm_global_id(const struct collx_comm *comm)
+{
+	return comm ? comm->global_id : 0;
+}
+
+int collx_comm_fd(const struct collx_comm *comm)
+{
+	return comm && !comm->dead ? comm->fd : -EINVAL;
+}
+
 const char *collx_comm_device(const struct collx_comm *comm)
 {
 	static __thread char buf[160];
@@ -70,9 +66,9 @@ const char *collx_comm_device(const struct collx_comm *comm)
 
 	if (!comm)
 		return "";
-	inet_ntop(AF_INET, &comm->dev.addr, ip, sizeof(ip));
-	snprintf(buf, sizeof(buf), "%s:%d %s MTU %d", comm->dev.name, comm->dev.port, ip,
-		 comm->dev.mtu);
+	inet_ntop(AF_INET, &comm->ibdev.addr, ip, sizeof(ip));
+	snprintf(buf, sizeof(buf), "%s:%d %s MTU %d", comm->ibdev.name, comm->ibdev.port, ip,
+		 comm->ibdev.mtu);
 	return buf;
 }
 
@@ -89,24 +85,69 @@ void collx_rank_desc(const struct collx_comm *comm, uint32_t rank, char *out,
 	snprintf(out, outlen, "rank %u (%s, %s)", rank, comm->hosts[rank], ip);
 }
 
-static int read_timeouts(int *bs_ms, int *comm_ms, char *err, size_t errlen)
-{
-	long v;
+/* ---- lifetime ---- */
 
-	if (collx_env_long("COLLX_BOOTSTRAP_TIMEOUT", 60, 1, 86400, &v)) {
-		snprintf(err, errlen, "COLLX_BOOTSTRAP_TIMEOUT=%s is not seconds in 1..86400",
-			 getenv("COLLX_BOOTSTRAP_TIMEOUT"));
-		return -EINVAL;
-	}
-	*bs_ms = (int)v * 1000;
-	if (collx_env_long("COLLX_TIMEOUT_MS", 0, 0, 0x7fffffff, &v)) {
-		snprintf(err, errlen, "COLLX_TIMEOUT_MS=%s is not milliseconds",
-			 getenv("COLLX_TIMEOUT_MS"));
-		return -EINVAL;
-	}
-	*comm_ms = (int)v;
-	return 0;
+void collx_comm_ref(struct collx_comm *comm)
+{
+	comm->refs++;
 }
+
+static void comm_free(struct collx_comm *comm)
+{
+	collx_dev_close(comm->dev);
+	free(comm->addrs);
+	free(comm->hosts);
+	pthread_cond_destroy(&comm->cond);
+	pthread_mutex_destroy(&comm->lock);
+	free(comm);
+}
+
+void collx_comm_unref(struct collx_comm *comm)
+{
+	bool last;
+
+	pthread_mutex_lock(&comm->lock);
+	last = --comm->refs == 0;
+	pthread_mutex_unlock(&comm->lock);
+	if (last)
+		comm_free(comm);
+}
+
+void collx_comm_fd_get(struct collx_comm *comm)
+{
+	comm->fd_users++;
+}
+
+void collx_comm_fd_put(struct collx_comm *comm)
+{
+	if (--comm->fd_users)
+		return;
+	/* Only a destroyed comm gets here: nobody is in an ioctl any more. */
+	collx_dev_close(comm->dev);
+	comm->dev = NULL;
+	comm->fd = -1;
+}
+
+static struct collx_comm *comm_alloc(int rank, int nranks)
+{
+	struct collx_comm *comm = calloc(1, sizeof(*comm));
+	pthread_condattr_t ca;
+
+	if (!comm)
+		return NULL;
+	pthread_mutex_init(&comm->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&comm->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	comm->refs = 1;
+	comm->fd = -1;
+	comm->rank = rank;
+	comm->nranks = nranks;
+	return comm;
+}
+
+/* ---- init ---- */
 
 static const char *create_errtext(int err)
 {
@@ -115,10 +156,14 @@ static const char *create_errtext(int err)
 		return "did not answer within the timeout";
 	case ECONNREFUSED:
 		return "refused the connection (not in this communicator yet, or another job's key)";
+	case EACCES:
+		return "failed to prove the communicator's secret (another job?)";
 	case EHOSTUNREACH:
 		return "is unreachable (no route)";
 	case ENODEV:
 		return "is reached by no RDMA device collx serves";
+	case EXDEV:
+		return "is reached through another RDMA device than the other peers";
 	case EINTR:
 		return "was still being connected when a signal came";
 	default:
@@ -126,88 +171,68 @@ static const char *create_errtext(int err)
 	}
 }
 
-/* Everything after the parameters are known: local setup, rendezvous,
- * the kernel's connect. */
-/* How long COLLX_IOC_COMM_CREATE may take: ours, or the module's default. */
-static int connect_timeout_ms(const struct collx_comm *comm)
+/* Everything this rank checks before the rendezvous; on failure the text
+ * goes to the rendezvous so that every rank hears it. */
+static int local_setup(struct collx_comm *comm, struct collx_bs_params *bp,
+		       struct collx_env_comm *env)
 {
-	FILE *f;
-	int ms = 30000;	/* the module's own default */
+	char *msg = bp->local_msg;
+	size_t len = sizeof(bp->local_msg);
+	int err;
 
-	if (comm->timeout_ms)
-		return comm->timeout_ms;
-	f = fopen("/sys/module/collx/parameters/comm_timeout_ms", "r");
-	if (f) {
-		if (fscanf(f, "%d", &ms) != 1 || ms <= 0)
-			ms = 30000;
-		fclose(f);
-	}
-	return ms;
-}
-
-static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
-{
-	struct collx_bs_result res;
-	struct collx_comm_create cc;
-	struct comm_priv *p;
-	struct collx_comm *comm;
-	char ip[INET_ADDRSTRLEN], who[160], msg[COLLX_ERRLEN] = "";
-	int err, verdict;
-
-	*commp = NULL;
-	init_error[0] = 0;
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		if (bp->listen_fd >= 0)
-			close(bp->listen_fd);
-		return -ENOMEM;
-	}
-	comm = &p->c;
-	comm->fd = -1;
-	comm->rank = bp->rank;
-	comm->nranks = bp->nranks;
-	pthread_mutex_init(&comm->lock, NULL);
-
-	/* Local setup; a failure is still taken to the rendezvous so that
-	 * every rank hears it. */
-	err = read_timeouts(&bp->timeout_ms, &comm->timeout_ms, bp->local_msg,
-			    sizeof(bp->local_msg));
-	if (err)
-		bp->timeout_ms = 60000;
+	err = collx_env_comm_read(env, msg, len);
+	bp->timeout_ms = err ? 60000 : env->bs_timeout_ms;
+	comm->timeout_ms = env->timeout_ms;
+	comm->env_algo = env->algo;
+	if (!err)
+		err = collx_sock_bind_addr(&bp->bind_addr, msg, len);
 	if (!err) {
-		err = collx_dev_open(&p->dev);
-		if (err)
-			snprintf(bp->local_msg, sizeof(bp->local_msg), "/dev/collx: %s",
-				 collx_strerror(err));
-		else
-			comm->fd = collx_dev_fd(p->dev);
+		err = collx_dev_open(&comm->dev);
+		collx_log_version(err ? NULL : collx_dev_version(comm->dev));
+		if (err) {
+			snprintf(msg, len, "/dev/collx: %s", collx_strerror(err));
+		} else {
+			comm->fd = collx_dev_fd(comm->dev);
+			comm->fd_users = 1;
+			comm->abi11 = collx_dev_abi11(comm->dev);
+		}
+	}
+	if (!err && !comm->abi11 && env->tos) {
+		snprintf(msg, len, "COLLX_IB_TC=%d needs a collx module with ABI 1.1 (this one: %s, ABI 1.%u)",
+			 env->tos, comm->dev->version.module_version, comm->dev->version.abi_minor);
+		err = -EOPNOTSUPP;
+	}
+	if (!err && !comm->abi11 && env->algo != COLLX_ALGO_AUTO) {
+		WARN(comm->rank, "COLLX_ALGO=%s ignored: the module speaks ABI 1.0 (ring allreduce only)",
+		     collx_algo_name(env->algo));
+		comm->env_algo = COLLX_ALGO_AUTO;
 	}
 	if (!err)
-		err = collx_ibdev_select(&comm->dev, bp->local_msg, sizeof(bp->local_msg));
-	bp->local_status = err;
-	memset(&bp->self, 0, sizeof(bp->self));
-	bp->self.family = AF_INET;
-	memcpy(bp->self.addr, &comm->dev.addr, 4);
-	if (!err) {
-		inet_ntop(AF_INET, &comm->dev.addr, ip, sizeof(ip));
-		INFO(comm->rank, "device %s port %d (netdev %s), GID %s index %d, MTU %d, address %s (from %s)",
-		     comm->dev.name, comm->dev.port, comm->dev.netdev,
-		     comm->dev.gid[0] ? comm->dev.gid : "-", comm->dev.gid_index,
-		     comm->dev.mtu, ip, comm->dev.how);
-	} else {
-		WARN(comm->rank, "local setup failed: %s", bp->local_msg);
-	}
+		err = collx_ibdev_select(&comm->ibdev, msg, len);
+	return err;
+}
 
-	err = collx_bootstrap(bp, &res);
-	if (err) {
-		collx_set_error(NULL, "%s", res.err[0] ? res.err : collx_strerror(err));
-		goto out_free;
-	}
-	comm->comm_key = res.comm_key;
-	comm->addrs = res.addrs;
-	comm->hosts = res.hosts;
-	TRACE(comm->rank, "bootstrap done: %d ranks, key 0x%016llx", comm->nranks,
-	      (unsigned long long)comm->comm_key);
+static void log_device(const struct collx_comm *comm)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &comm->ibdev.addr, ip, sizeof(ip));
+	INFO(COLLX_SUB_NET, comm->rank, "device %s port %d (netdev %s), GID %s index %d%s%s, MTU %d, address %s (from %s)%s",
+	     comm->ibdev.name, comm->ibdev.port, comm->ibdev.netdev[0] ? comm->ibdev.netdev : "-",
+	     comm->ibdev.gid[0] ? comm->ibdev.gid : "-", comm->ibdev.gid_index,
+	     comm->ibdev.gid[0] ? " " : "",
+	     comm->ibdev.gid[0] ? collx_gid_type_name(comm->ibdev.gid_type) : "",
+	     comm->ibdev.mtu, ip, comm->ibdev.how,
+	     comm->ibdev.ncandidates > 1 ? "; one port per communicator, the first of those that qualify" : "");
+}
+
+/* COLLX_IOC_COMM_CREATE; the secret lives on the stack only meanwhile. */
+static int comm_create(struct collx_comm *comm, struct collx_bs_result *res,
+		       const struct collx_env_comm *env, char *msg, size_t len)
+{
+	struct collx_comm_create cc;
+	char who[160];
+	int err;
 
 	memset(&cc, 0, sizeof(cc));
 	cc.size = sizeof(cc);
@@ -218,60 +243,115 @@ static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
 	cc.addr_size = sizeof(*comm->addrs);
 	cc.timeout_ms = comm->timeout_ms;
 	cc.failed_rank = COLLX_RANK_NONE;
-	while ((err = ioctl(comm->fd, COLLX_IOC_COMM_CREATE, &cc)) && errno == EINTR)
-		;
-	if (err) {
-		err = -errno;
-		collx_rank_desc(comm, cc.failed_rank, who, sizeof(who));
-		if (cc.failed_rank != COLLX_RANK_NONE)
-			snprintf(msg, sizeof(msg), "connect: rank %d: %s %s (%s)", comm->rank,
-				 who, create_errtext(-err), strerror(-err));
-		else
-			snprintf(msg, sizeof(msg), "connect: rank %d: COLLX_IOC_COMM_CREATE: %s",
-				 comm->rank, collx_strerror(err));
+	if (comm->abi11) {
+		memcpy(cc.secret, res->secret, sizeof(cc.secret));
+		cc.tos = env->tos;
 	}
-	/* Every rank's outcome, before any rank may use or destroy its comm. */
-	verdict = collx_bs_confirm(bp, &res, err, err ? (int)comm->rank : -1, msg,
-				   connect_timeout_ms(comm) + bp->timeout_ms);
+	err = collx_ioctl(comm->fd, COLLX_IOC_COMM_CREATE, &cc);
+	explicit_bzero(cc.secret, sizeof(cc.secret));
+	explicit_bzero(res->secret, sizeof(res->secret));
+	if (!err) {
+		comm->comm_id = cc.comm_id;
+		/* ABI 1.0 has no module-wide id: its handle is all there is */
+		comm->global_id = comm->abi11 ? cc.global_id : cc.comm_id;
+		return 0;
+	}
+	collx_rank_desc(comm, cc.failed_rank, who, sizeof(who));
+	if (cc.failed_rank != COLLX_RANK_NONE)
+		snprintf(msg, len, "connect: rank %d: %s %s (%s)", comm->rank, who,
+			 create_errtext(-err), strerror(-err));
+	else
+		snprintf(msg, len, "connect: rank %d: COLLX_IOC_COMM_CREATE: %s", comm->rank,
+			 collx_strerror(err));
+	return err;
+}
+
+static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
+{
+	char msg[COLLX_ERRLEN] = "";
+	struct collx_bs_result res;
+	struct collx_env_comm env;
+	struct collx_comm *comm;
+	int err, verdict, wait_ms;
+
+	*commp = NULL;
+	init_error[0] = 0;
+	comm = comm_alloc(bp->rank, bp->nranks);
+	if (!comm) {
+		if (bp->listen_fd >= 0)
+			close(bp->listen_fd);
+		return -ENOMEM;
+	}
+	bp->local_status = local_setup(comm, bp, &env);
+	memset(&bp->self, 0, sizeof(bp->self));
+	bp->self.family = AF_INET;
+	memcpy(bp->self.addr, &comm->ibdev.addr, 4);
+	if (!bp->local_status)
+		log_device(comm);
+	else
+		WARN(comm->rank, "local setup failed: %s", bp->local_msg);
+
+	err = collx_bootstrap(bp, &res);
+	if (err) {
+		collx_set_error(NULL, "%s", res.err[0] ? res.err : collx_strerror(err));
+		goto out_free;
+	}
+	comm->comm_key = res.comm_key;
+	comm->addrs = res.addrs;
+	comm->hosts = res.hosts;
+	res.addrs = NULL;
+	res.hosts = NULL;
+	TRACE(COLLX_SUB_BOOTSTRAP, comm->rank, "bootstrap done: %d ranks", comm->nranks);
+
+	err = comm_create(comm, &res, &env, msg, sizeof(msg));
+	/* Every rank's outcome, before any rank may use or destroy its comm:
+	 * bounded by the slowest rank's own COMM_CREATE timeout. */
+	wait_ms = bp->timeout_ms + (comm->timeout_ms ? comm->timeout_ms : (int)COLLX_MAX_TIMEOUT_MS);
+	verdict = collx_bs_confirm(bp, &res, err, err ? (int)comm->rank : -1, msg, wait_ms);
 	if (err) {
 		collx_set_error(NULL, "%s", msg);
 		goto out_free;
 	}
 	if (verdict) {
-		struct collx_comm_destroy cd = { .size = sizeof(cd), .comm_id = cc.comm_id };
+		struct collx_comm_destroy cd = { .size = sizeof(cd), .comm_id = comm->comm_id };
 
-		ioctl(comm->fd, COLLX_IOC_COMM_DESTROY, &cd);
+		collx_ioctl(comm->fd, COLLX_IOC_COMM_DESTROY, &cd);
 		collx_set_error(NULL, "%s", res.err);
 		err = verdict;
 		goto out_free;
 	}
-	TRACE(comm->rank, "init: every rank connected");
-	comm->comm_id = cc.comm_id;
-	INFO(comm->rank, "comm %u: rank %d of %d connected, algorithm ring (kernel), key 0x%016llx, timeout %s%d ms",
-	     comm->comm_id, comm->rank, comm->nranks, (unsigned long long)comm->comm_key,
+	collx_bs_result_free(&res);
+	INFO(COLLX_SUB_INIT, comm->rank, "comm %u: rank %d of %d connected on %s, timeout %s%d ms",
+	     comm->global_id, comm->rank, comm->nranks, comm->ibdev.name,
 	     comm->timeout_ms ? "" : "module default, ", comm->timeout_ms);
+	if (env.tos)
+		INFO(COLLX_SUB_NET, comm->rank, "comm %u: RoCE traffic class %d (DSCP %d)",
+		     comm->global_id, env.tos, env.tos >> 2);
 	*commp = comm;
 	return 0;
 
 out_free:
 	collx_bs_result_free(&res);
-	collx_dev_close(p->dev);
-	pthread_mutex_destroy(&comm->lock);
-	free(p);
+	comm_free(comm);
 	return err;
 }
 
 int collx_get_unique_id(struct collx_unique_id *id)
 {
 	struct collx_id_int *ii = (struct collx_id_int *)id->internal;
-	const char *cid = getenv("COLLX_COMM_ID");
+	const char *cid = collx_getenv("COLLX_COMM_ID");
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	struct in_addr adv;
 	char host[256], err[COLLX_ERRLEN];
+	struct in_addr adv, bind;
 	uint16_t port = 0;
 	int fd, rc;
 
 	memset(id, 0, sizeof(*id));
+	rc = collx_sock_bind_addr(&bind, err, sizeof(err));
+	if (rc) {
+		collx_set_error(NULL, "unique id: %s", err);
+		return rc;
+	}
 	if (cid && *cid) {
 		if (collx_parse_hostport(cid, host, sizeof(host), &port) || !port) {
 			collx_set_error(NULL, "COLLX_COMM_ID=%s is not host:port", cid);
@@ -284,6 +364,9 @@ int collx_get_unique_id(struct collx_unique_id *id)
 		}
 		sa.sin_addr = adv;
 		sa.sin_port = htons(port);
+	} else if (bind.s_addr != htonl(INADDR_ANY)) {
+		adv = bind;
+		sa.sin_addr = bind;
 	} else {
 		struct collx_ibdev_info info;
 
@@ -293,7 +376,14 @@ int collx_get_unique_id(struct collx_unique_id *id)
 			adv.s_addr = htonl(INADDR_LOOPBACK);
 		sa.sin_addr.s_addr = htonl(INADDR_ANY);
 	}
-	fd = collx_bs_listen(&sa);
+	do {
+		rc = collx_random_bytes(&ii->nonce, sizeof(ii->nonce));
+	} while (!rc && !ii->nonce);
+	if (rc) {
+		collx_set_error(NULL, "unique id: getrandom() failed: %s", strerror(-rc));
+		return rc;
+	}
+	fd = collx_sock_listen(&sa);
 	if (fd < 0) {
 		collx_set_error(NULL, "unique id: cannot listen on TCP port %u: %s",
 				port, strerror(-fd));
@@ -304,10 +394,8 @@ int collx_get_unique_id(struct collx_unique_id *id)
 	ii->family = AF_INET;
 	ii->addr = adv.s_addr;
 	ii->port = sa.sin_port;
-	ii->nonce = collx_random_u64();
 	collx_bs_keep_listener(ii->nonce, fd);
-	TRACE(0, "unique id: %s:%u nonce 0x%016llx", inet_ntoa(adv), ntohs(sa.sin_port),
-	      (unsigned long long)ii->nonce);
+	TRACE(COLLX_SUB_BOOTSTRAP, 0, "unique id: %s:%u", inet_ntoa(adv), ntohs(sa.sin_port));
 	return 0;
 }
 
@@ -373,289 +461,75 @@ int collx_comm_init_all(struct collx_comm **comm)
 	pthread_mutex_lock(&seq_lock);
 	bp.seq = ++init_all_seq;
 	pthread_mutex_unlock(&seq_lock);
-	INFO(cfg.rank, "init: rank %d of %d, rendezvous %s:%u (from %s), init #%u",
-	     cfg.rank, cfg.nranks, cfg.host, cfg.port, cfg.source, bp.seq);
+	INFO(COLLX_SUB_INIT, cfg.rank, "init: rank %d of %d (from %s), rendezvous %s:%u (from %s), init #%u",
+	     cfg.rank, cfg.nranks, cfg.launcher, cfg.host, cfg.port, cfg.source, bp.seq);
 	return comm_init(comm, &bp);
+}
+
+/* ---- state ---- */
+
+int collx_comm_get_async_error(struct collx_comm *comm)
+{
+	int err;
+
+	if (!comm)
+		return -EINVAL;
+	pthread_mutex_lock(&comm->lock);
+	if (!comm->dead && !comm->async_error)
+		collx_op_poll(comm);
+	err = comm->async_error;
+	pthread_mutex_unlock(&comm->lock);
+	return err;
+}
+
+/* ---- destroy and abort ---- */
+
+/*
+ * Safe while other threads wait on the comm's ops: COMM_DESTROY makes the
+ * kernel end them with ECANCELED, their waiters take those records, and
+ * the fd and the memory stay until the last of them has left.
+ */
+static int comm_teardown(struct collx_comm *comm, bool abort)
+{
+	struct collx_comm_destroy d = { .size = sizeof(d) };
+	uint64_t nops;
+	int err, fd;
+
+	pthread_mutex_lock(&comm->lock);
+	if (comm->dead) {
+		pthread_mutex_unlock(&comm->lock);
+		return -EINVAL;
+	}
+	comm->dead = true;
+	fd = comm->fd;
+	d.comm_id = comm->comm_id;
+	nops = comm->nr_ops;
+	pthread_mutex_unlock(&comm->lock);
+
+	/* Not under the lock: waiters must be able to take their records. */
+	err = collx_ioctl(fd, COLLX_IOC_COMM_DESTROY, &d);
+
+	pthread_mutex_lock(&comm->lock);
+	collx_op_reap_all(comm, abort ? 2000 : 10000);
+	collx_mem_release_all(comm);
+	collx_comm_fd_put(comm);
+	pthread_mutex_unlock(&comm->lock);
+	if (abort)
+		WARN(comm->rank, "comm %u aborted after %llu collective(s)%s", comm->global_id,
+		     (unsigned long long)nops, err ? " (destroy ioctl failed)" : "");
+	else
+		INFO(COLLX_SUB_INIT, comm->rank, "comm %u destroyed after %llu collective(s)%s",
+		     comm->global_id, (unsigned long long)nops, err ? " (destroy ioctl failed)" : "");
+	collx_comm_unref(comm);
+	return err;
 }
 
 int collx_comm_destroy(struct collx_comm *comm)
 {
-	struct collx_comm_destroy d = { .size = sizeof(d) };
-	struct collx_op *op, *next;
-	struct collx_mr *mr, *mnext;
-	int err = 0;
-
-	if (!comm)
-		return -EINVAL;
-	d.comm_id = comm->comm_id;
-	if (ioctl(comm->fd, COLLX_IOC_COMM_DESTROY, &d))
-		err = -errno;
-	pthread_mutex_lock(&comm->lock);
-	for (op = comm->ops; op; op = next) {
-		struct collx_wait w = { .size = sizeof(w), .op_id = op->op_id,
-					.timeout_ms = 10000 };
-
-		next = op->next;
-		/* Ops in flight end with ECANCELED; keep their records for
-		 * collx_wait()/collx_test(). */
-		if (ioctl(comm->fd, COLLX_IOC_WAIT, &w) == 0) {
-			op->c = w.completion;
-		} else {
-			memset(&op->c, 0, sizeof(op->c));
-			op->c.op_id = op->op_id;
-			op->c.comm_id = comm->comm_id;
-			op->c.status = errno == EAGAIN ? -ECANCELED : -errno;
-			op->c.failed_rank = COLLX_RANK_NONE;
-		}
-		op->done = true;
-		op->comm = NULL;
-		op->next = NULL;
-	}
-	comm->ops = NULL;
-	for (mr = comm->mrs; mr; mr = mnext) {
-		struct collx_mr_dereg dr = { .size = sizeof(dr), .mr_id = mr->mr_id };
-
-		mnext = mr->next;
-		ioctl(comm->fd, COLLX_IOC_MR_DEREG, &dr);
-		free(mr);
-	}
-	comm->mrs = NULL;
-	pthread_mutex_unlock(&comm->lock);
-	INFO(comm->rank, "comm %u destroyed after %llu collective(s)%s", comm->comm_id,
-	     (unsigned long long)comm->nr_ops, err ? " (destroy ioctl failed)" : "");
-	collx_dev_close(priv(comm)->dev);
-	free(comm->addrs);
-	free(comm->hosts);
-	pthread_mutex_destroy(&comm->lock);
-	free(priv(comm));
-	return err;
+	return comm ? comm_teardown(comm, false) : -EINVAL;
 }
 
-int collx_mem_register(struct collx_comm *comm, void *buf, size_t size, void **handle)
+int collx_comm_abort(struct collx_comm *comm)
 {
-	struct collx_mr_reg r = { .size = sizeof(r) };
-	struct collx_mr *mr;
-	int err;
-
-	if (!comm || !buf || !size || !handle)
-		return -EINVAL;
-	mr = calloc(1, sizeof(*mr));
-	if (!mr)
-		return -ENOMEM;
-	r.addr = (uintptr_t)buf;
-	r.length = size;
-	if (ioctl(comm->fd, COLLX_IOC_MR_REG, &r)) {
-		err = -errno;
-		free(mr);
-		collx_set_error(comm, "register %zu bytes at %p: %s%s", size, buf,
-				strerror(-err),
-				err == -ENOMEM ? " (over RLIMIT_MEMLOCK? see ulimit -l)" : "");
-		return err;
-	}
-	mr->mr_id = r.mr_id;
-	mr->start = (uintptr_t)buf;
-	mr->end = (uintptr_t)buf + size;
-	pthread_mutex_lock(&comm->lock);
-	mr->next = comm->mrs;
-	comm->mrs = mr;
-	pthread_mutex_unlock(&comm->lock);
-	INFO(comm->rank, "registered %zu bytes at %p (mr %u): collectives inside it run in place",
-	     size, buf, mr->mr_id);
-	*handle = mr;
-	return 0;
-}
-
-int collx_mem_deregister(struct collx_comm *comm, void *handle)
-{
-	struct collx_mr_dereg d = { .size = sizeof(d) };
-	struct collx_mr *mr = handle, **pp;
-	int err = -ENOENT;
-
-	if (!comm || !mr)
-		return -EINVAL;
-	pthread_mutex_lock(&comm->lock);
-	for (pp = &comm->mrs; *pp; pp = &(*pp)->next) {
-		if (*pp != mr)
-			continue;
-		d.mr_id = mr->mr_id;
-		if (ioctl(comm->fd, COLLX_IOC_MR_DEREG, &d)) {
-			err = -errno;
-			break;
-		}
-		*pp = mr->next;
-		free(mr);
-		err = 0;
-		break;
-	}
-	pthread_mutex_unlock(&comm->lock);
-	if (err)
-		collx_set_error(comm, "deregister: %s", strerror(-err));
-	return err;
-}
-
-/* Whether [p, p + len) lies inside one registration.  Called locked. */
-static bool registered(struct collx_comm *comm, const void *p, size_t len)
-{
-	uintptr_t s = (uintptr_t)p, e = s + len;
-	struct collx_mr *mr;
-
-	for (mr = comm->mrs; mr; mr = mr->next)
-		if (s >= mr->start && e <= mr->end)
-			return true;
-	return false;
-}
-
-int collx_allreduce_async(struct collx_comm *comm, const void *sendbuf,
-			  void *recvbuf, size_t count, enum collx_dtype dtype,
-			  enum collx_redop redop, struct collx_op **opp)
-{
-	struct collx_submit s = { .size = sizeof(s) };
-	struct collx_op *op;
-	size_t bytes;
-	bool rs, rr;
-	int err;
-
-	if (!opp)
-		return -EINVAL;
-	*opp = NULL;
-	if (!comm || !sendbuf || !recvbuf)
-		return -EINVAL;
-	if ((unsigned int)dtype >= COLLX_DTYPE_COUNT || (unsigned int)redop >= COLLX_OP_COUNT) {
-		collx_set_error(comm, "allreduce: dtype %d or op %d unknown", dtype, redop);
-		return -EINVAL;
-	}
-	if (!count || count > SIZE_MAX / collx_dtype_size(dtype)) {
-		collx_set_error(comm, "allreduce: count %zu is not valid", count);
-		return -EINVAL;
-	}
-	bytes = count * collx_dtype_size(dtype);
-	op = calloc(1, sizeof(*op));
-	if (!op)
-		return -ENOMEM;
-	s.comm_id = comm->comm_id;
-	s.coll = COLLX_COLL_ALLREDUCE;
-	s.dtype = dtype;
-	s.redop = redop;
-	s.count = count;
-	s.sendbuf = (uintptr_t)sendbuf;
-	s.recvbuf = (uintptr_t)recvbuf;
-	pthread_mutex_lock(&comm->lock);
-	if (ioctl(comm->fd, COLLX_IOC_SUBMIT, &s)) {
-		err = -errno;
-		pthread_mutex_unlock(&comm->lock);
-		free(op);
-		if (err == -EPIPE)
-			collx_set_error(comm, "allreduce: comm %u is in its error state after an earlier failure; destroy it",
-					comm->comm_id);
-		else
-			collx_set_error(comm, "allreduce: submit %zu x %s %s: %s", count,
-					collx_dtype_name(dtype), collx_redop_name(redop),
-					collx_strerror(err));
-		return err;
-	}
-	op->comm = comm;
-	op->op_id = s.op_id;
-	op->next = comm->ops;
-	comm->ops = op;
-	comm->nr_ops++;
-	rs = registered(comm, sendbuf, bytes);
-	rr = registered(comm, recvbuf, bytes);
-	if (!priv(comm)->logged_path[rs][rr]) {
-		priv(comm)->logged_path[rs][rr] = true;
-		INFO(comm->rank, "allreduce: memory path send %s, recv %s%s", rs ? "registered" : "bounce",
-		     rr ? "registered" : "bounce", sendbuf == recvbuf ? " (in place)" : "");
-	}
-	pthread_mutex_unlock(&comm->lock);
-	TRACE(comm->rank, "allreduce op %llu: %zu x %s %s, %zu bytes, send %p (%s) recv %p (%s)%s",
-	      (unsigned long long)op->op_id, count, collx_dtype_name(dtype),
-	      collx_redop_name(redop), bytes, sendbuf, rs ? "registered" : "bounce",
-	      recvbuf, rr ? "registered" : "bounce", sendbuf == recvbuf ? " in place" : "");
-	*opp = op;
-	return 0;
-}
-
-/* timeout_ms: -1 forever, 0 test. */
-static int op_finish(struct collx_op *op, int timeout_ms, int *done,
-		     struct collx_completion *c)
-{
-	struct collx_comm *comm = op->comm;
-	struct collx_op **pp;
-	char who[160];
-	int st;
-
-	if (!op->done) {
-		struct collx_wait w = { .size = sizeof(w), .op_id = op->op_id };
-		int rc;
-
-		w.timeout_ms = timeout_ms < 0 ? COLLX_WAIT_FOREVER : (uint32_t)timeout_ms;
-		while ((rc = ioctl(comm->fd, COLLX_IOC_WAIT, &w)) && errno == EINTR)
-			;
-		if (rc && errno == EAGAIN) {
-			*done = 0;
-			return 0;
-		}
-		if (rc) {
-			memset(&op->c, 0, sizeof(op->c));
-			op->c.op_id = op->op_id;
-			op->c.status = -errno;
-			op->c.failed_rank = COLLX_RANK_NONE;
-		} else {
-			op->c = w.completion;
-		}
-		op->done = true;
-	}
-	*done = 1;
-	st = op->c.status;
-	if (comm) {
-		pthread_mutex_lock(&comm->lock);
-		for (pp = &comm->ops; *pp; pp = &(*pp)->next)
-			if (*pp == op) {
-				*pp = op->next;
-				break;
-			}
-		pthread_mutex_unlock(&comm->lock);
-		if (st) {
-			collx_rank_desc(comm, op->c.failed_rank, who, sizeof(who));
-			collx_set_error(comm, "allreduce op %llu on rank %d: %s; %s, %s step %u",
-					(unsigned long long)op->op_id, comm->rank,
-					collx_strerror(st), who,
-					collx_phase_name(op->c.phase), op->c.step);
-		} else {
-			TRACE(comm->rank, "allreduce op %llu done: %llu bytes in %.1f us",
-			      (unsigned long long)op->op_id, (unsigned long long)op->c.bytes,
-			      (op->c.end_ns - op->c.start_ns) / 1e3);
-		}
-	}
-	if (c)
-		*c = op->c;
-	free(op);
-	return st;
-}
-
-int collx_wait(struct collx_op *op, struct collx_completion *c)
-{
-	int done;
-
-	if (!op)
-		return -EINVAL;
-	return op_finish(op, -1, &done, c);
-}
-
-int collx_test(struct collx_op *op, int *done, struct collx_completion *c)
-{
-	if (!op || !done)
-		return -EINVAL;
-	return op_finish(op, 0, done, c);
-}
-
-int collx_allreduce(struct collx_comm *comm, const void *sendbuf, void *recvbuf,
-		    size_t count, enum collx_dtype dtype, enum collx_redop redop)
-{
-	struct collx_op *op;
-	int err;
-
-	err = collx_allreduce_async(comm, sendbuf, recvbuf, count, dtype, redop, &op);
-	if (err)
-		return err;
-	return collx_wait(op, NULL);
+	return comm ? comm_teardown(comm, true) : -EINVAL;
 }

@@ -1,44 +1,95 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * libcollx: the environment collx_comm_init_all() reads.
+ * libcollx: environment variables and strict parsing of their values.
  *
- *   rank:    COLLX_RANK, else RANK (torchrun)
- *   size:    COLLX_NRANKS, else WORLD_SIZE (torchrun)
- *   rank 0:  COLLX_COMM_ID=host:port (as NCCL_COMM_ID), else
- *            COLLX_MASTER_ADDR[:port] with COLLX_MASTER_PORT (default
- *            29511), else MASTER_ADDR with COLLX_MASTER_PORT, else
- *            MASTER_PORT + 1 (torchrun's own store listens on MASTER_PORT)
+ *   COLLX_BOOTSTRAP_TIMEOUT   seconds for the rendezvous (default 60)
+ *   COLLX_TIMEOUT_MS          the kernel's connect/progress timeout
+ *                             (default 0: the module's comm_timeout_ms)
+ *   COLLX_IB_TC               IP type of service of RoCE packets, 0..255
+ *                             (DSCP << 2, as NCCL_IB_TC)
+ *   COLLX_ALGO                ring|tree|rd|pairwise|auto: the algorithm of
+ *                             every collective it can run that asks AUTO
+ *
+ * Each variable that is set is logged once at INFO (subsystem ENV), as
+ * NCCL does: "COLLX_IB_TC set by environment to 106".
  */
+#include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "collx_int.h"
 
+#define MAX_LOGGED 32
+static const char *logged[MAX_LOGGED];
+static pthread_mutex_t logged_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *collx_getenv(const char *name)
+{
+	const char *v = getenv(name);
+	bool first = true;
+	int i;
+
+	if (!v || !*v)
+		return v;
+	collx_log_init();
+	if (collx_log_level_cur < COLLX_LOG_INFO || !(collx_log_mask & COLLX_SUB_ENV))
+		return v;
+	pthread_mutex_lock(&logged_lock);
+	for (i = 0; i < MAX_LOGGED && logged[i]; i++)
+		if (!strcmp(logged[i], name))
+			first = false;
+	if (first && i < MAX_LOGGED)
+		logged[i] = name;	/* names are string literals */
+	pthread_mutex_unlock(&logged_lock);
+	if (first)
+		collx_log(COLLX_LOG_INFO, -1, "%s set by environment to %s", name, v);
+	return v;
+}
+
+int collx_parse_long(const char *s, long min, long max, long *out)
+{
+	const char *start = s;
+	char *end;
+	int base = 10;
+	long v;
+
+	/* Decimal ("010" is ten) or 0x hex, never octal; no blanks or '+'. */
+	if (!s || !*s)
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		start = s + 2;
+		base = 16;
+	}
+	if (!(*start >= '0' && *start <= '9') && !(base == 10 && *start == '-') &&
+	    !(base == 16 && isxdigit((unsigned char)*start)))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(start, &end, base);
+	if (errno || end == start || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int collx_env_long(const char *name, long def, long min, long max, long *out)
 {
-	const char *s = getenv(name);
-	char *end;
-	long v;
+	const char *s = collx_getenv(name);
 
 	if (!s || !*s) {
 		*out = def;
 		return 0;
 	}
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return collx_parse_long(s, min, max, out);
 }
 
 int collx_parse_hostport(const char *s, char *host, size_t hostlen,
 			 uint16_t *port)
 {
 	const char *colon, *h = s, *hend;
-	char *end;
 	long p = 0;
 
 	if (!s || !*s)
@@ -59,117 +110,62 @@ int collx_parse_hostport(const char *s, char *host, size_t hostlen,
 	}
 	if (hend == h || (size_t)(hend - h) >= hostlen)
 		return -EINVAL;
-	memcpy(host, h, hend - h);
-	host[hend - h] = 0;
 	if (colon) {
+		char *end;
+
 		errno = 0;
 		p = strtol(colon + 1, &end, 10);
 		if (errno || *end || colon[1] == 0 || p < 1 || p > 65535)
 			return -EINVAL;
 	}
+	memcpy(host, h, hend - h);
+	host[hend - h] = 0;
 	*port = (uint16_t)p;
 	return 0;
 }
 
-static const char *env2(const char *a, const char *b, const char **which)
+int collx_parse_algo(const char *s, enum collx_algo *algo)
 {
-	const char *v = getenv(a);
+	int a;
 
-	if (v && *v) {
-		*which = a;
-		return v;
-	}
-	v = getenv(b);
-	if (v && *v) {
-		*which = b;
-		return v;
-	}
-	*which = a;
-	return NULL;
-}
-
-static int parse_int(const char *s, long min, long max, long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtol(s, &end, 10);
-	return (errno || *end || end == s || *out < min || *out > max) ? -EINVAL : 0;
-}
-
-int collx_env_parse(struct collx_env_cfg *cfg, char *err, size_t errlen)
-{
-	const char *rs, *ns, *which_r, *which_n, *s;
-	long rank, nranks, port;
-	uint16_t p;
-
-	memset(cfg, 0, sizeof(*cfg));
-	rs = env2("COLLX_RANK", "RANK", &which_r);
-	ns = env2("COLLX_NRANKS", "WORLD_SIZE", &which_n);
-	if (!rs || !ns) {
-		snprintf(err, errlen, "env: %s not set (set COLLX_RANK and COLLX_NRANKS, or torchrun's RANK and WORLD_SIZE)",
-			 !rs ? "COLLX_RANK/RANK" : "COLLX_NRANKS/WORLD_SIZE");
-		return -EINVAL;
-	}
-	if (parse_int(ns, 1, COLLX_MAX_RANKS, &nranks)) {
-		snprintf(err, errlen, "env: %s=%s is not a number of ranks in 1..%d",
-			 which_n, ns, COLLX_MAX_RANKS);
-		return -EINVAL;
-	}
-	if (parse_int(rs, 0, nranks - 1, &rank)) {
-		snprintf(err, errlen, "env: %s=%s is not a rank below %s=%ld",
-			 which_r, rs, which_n, nranks);
-		return -EINVAL;
-	}
-	cfg->rank = (int)rank;
-	cfg->nranks = (int)nranks;
-
-	s = getenv("COLLX_COMM_ID");
-	if (s && *s) {
-		if (collx_parse_hostport(s, cfg->host, sizeof(cfg->host), &p) || !p) {
-			snprintf(err, errlen, "env: COLLX_COMM_ID=%s is not host:port", s);
-			return -EINVAL;
+	for (a = 0; a < COLLX_ALGO_COUNT; a++) {
+		if (!strcasecmp(s, collx_algo_name(a))) {
+			*algo = a;
+			return 0;
 		}
-		cfg->port = p;
-		snprintf(cfg->source, sizeof(cfg->source), "COLLX_COMM_ID");
-		return 0;
 	}
-	if (collx_env_long("COLLX_MASTER_PORT", 0, 1, 65535, &port)) {
-		snprintf(err, errlen, "env: COLLX_MASTER_PORT=%s is not a port",
-			 getenv("COLLX_MASTER_PORT"));
-		return -EINVAL;
-	}
-	s = getenv("COLLX_MASTER_ADDR");
-	if (s && *s) {
-		if (collx_parse_hostport(s, cfg->host, sizeof(cfg->host), &p)) {
-			snprintf(err, errlen, "env: COLLX_MASTER_ADDR=%s is not host[:port]", s);
-			return -EINVAL;
-		}
-		cfg->port = p ? p : port ? port : COLLX_DEFAULT_PORT;
-		snprintf(cfg->source, sizeof(cfg->source), "COLLX_MASTER_ADDR");
-		return 0;
-	}
-	s = getenv("MASTER_ADDR");
-	if (s && *s) {
-		if (strlen(s) >= sizeof(cfg->host)) {
-			snprintf(err, errlen, "env: MASTER_ADDR too long");
-			return -EINVAL;
-		}
-		strcpy(cfg->host, s);
-		if (!port) {
-			long mp;
-
-			if (collx_env_long("MASTER_PORT", 0, 1, 65534, &mp)) {
-				snprintf(err, errlen, "env: MASTER_PORT=%s is not a port below 65535",
-					 getenv("MASTER_PORT"));
-				return -EINVAL;
-			}
-			port = mp ? mp + 1 : COLLX_DEFAULT_PORT;
-		}
-		cfg->port = port;
-		snprintf(cfg->source, sizeof(cfg->source), "MASTER_ADDR");
-		return 0;
-	}
-	snprintf(err, errlen, "env: no rendezvous address: set COLLX_COMM_ID=host:port, COLLX_MASTER_ADDR or MASTER_ADDR");
 	return -EINVAL;
+}
+
+int collx_env_comm_read(struct collx_env_comm *e, char *err, size_t errlen)
+{
+	const char *s;
+	long v;
+
+	memset(e, 0, sizeof(*e));
+	if (collx_env_long("COLLX_BOOTSTRAP_TIMEOUT", 60, 1, 86400, &v)) {
+		snprintf(err, errlen, "COLLX_BOOTSTRAP_TIMEOUT=%s is not seconds in 1..86400",
+			 getenv("COLLX_BOOTSTRAP_TIMEOUT"));
+		return -EINVAL;
+	}
+	e->bs_timeout_ms = (int)v * 1000;
+	if (collx_env_long("COLLX_TIMEOUT_MS", 0, 0, COLLX_MAX_TIMEOUT_MS, &v)) {
+		snprintf(err, errlen, "COLLX_TIMEOUT_MS=%s is not milliseconds in 0..%u",
+			 getenv("COLLX_TIMEOUT_MS"), COLLX_MAX_TIMEOUT_MS);
+		return -EINVAL;
+	}
+	e->timeout_ms = (int)v;
+	if (collx_env_long("COLLX_IB_TC", 0, 0, 255, &v)) {
+		snprintf(err, errlen, "COLLX_IB_TC=%s is not a traffic class in 0..255 (DSCP << 2)",
+			 getenv("COLLX_IB_TC"));
+		return -EINVAL;
+	}
+	e->tos = (int)v;
+	e->algo = COLLX_ALGO_AUTO;
+	s = collx_getenv("COLLX_ALGO");
+	if (s && *s && (collx_parse_algo(s, &e->algo) || e->algo == COLLX_ALGO_P2P)) {
+		snprintf(err, errlen, "COLLX_ALGO=%s is not ring, tree, rd, pairwise or auto", s);
+		return -EINVAL;
+	}
+	return 0;
 }

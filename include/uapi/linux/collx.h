@@ -20,8 +20,9 @@
  * min(size, sizeof(kernel struct)) bytes, treats missing trailing bytes as
  * zero and, when user space is newer, requires every byte it does not know
  * to be zero (copy_struct_from_user() semantics).  Fields called ``flags``
- * must be zero unless a flag is defined for them; ``__reserved`` fields
- * must be zero.
+ * must be zero unless a flag is defined for them (a bit this kernel does
+ * not define is EOPNOTSUPP, on every ioctl); ``__reserved`` fields must be
+ * zero (EINVAL).
  *
  * The ioctl number does not encode the size, so a struct may grow at its end
  * without a new number.  Output is written back up to the size user space
@@ -87,7 +88,8 @@ enum collx_dtype {
  * @COLLX_OP_PROD: product
  * @COLLX_OP_MAX: maximum
  * @COLLX_OP_MIN: minimum
- * @COLLX_OP_AVG: sum divided by the number of ranks (integers truncate)
+ * @COLLX_OP_AVG: sum divided by the number of ranks (integers truncate);
+ *	on a communicator of one rank the input itself, bit for bit
  * @COLLX_OP_COUNT: number of operations; not an operation
  *
  * The values are NCCL's (ncclRedOp_t).
@@ -152,6 +154,19 @@ enum {
 #define COLLX_MAX_ADDR_SIZE	256
 #define COLLX_MAX_BYTES		(1ULL << 40)
 
+/* Every collective of enum collx_coll and the algorithms of COLLX_ALGO_*. */
+#define COLLX_FEATURE_COLLECTIVES	(1ULL << 0)
+/* COLLX_IOC_SUBMIT_GROUP. */
+#define COLLX_FEATURE_GROUP		(1ULL << 1)
+/* Connections authenticated with &collx_comm_create.secret. */
+#define COLLX_FEATURE_AUTH		(1ULL << 2)
+/* &collx_comm_create.tos. */
+#define COLLX_FEATURE_TOS		(1ULL << 3)
+/* COLLX_FP8_E4M3 and COLLX_FP8_E5M2. */
+#define COLLX_FEATURE_FP8		(1ULL << 4)
+/* COLLX_MR_F_DMABUF registrations. */
+#define COLLX_FEATURE_DMABUF		(1ULL << 5)
+
 /**
  * struct collx_version - COLLX_IOC_VERSION
  * @size: sizeof(struct collx_version)
@@ -168,20 +183,6 @@ enum {
  * Tells user space which ABI the loaded module speaks.  Libraries call it
  * right after open() and refuse a major they do not know.
  */
-
-/* Every collective of enum collx_coll and the algorithms of COLLX_ALGO_*. */
-#define COLLX_FEATURE_COLLECTIVES	(1ULL << 0)
-/* COLLX_IOC_SUBMIT_GROUP. */
-#define COLLX_FEATURE_GROUP		(1ULL << 1)
-/* Connections authenticated with &collx_comm_create.secret. */
-#define COLLX_FEATURE_AUTH		(1ULL << 2)
-/* &collx_comm_create.tos. */
-#define COLLX_FEATURE_TOS		(1ULL << 3)
-/* COLLX_FP8_E4M3 and COLLX_FP8_E5M2. */
-#define COLLX_FEATURE_FP8		(1ULL << 4)
-/* COLLX_MR_F_DMABUF registrations. */
-#define COLLX_FEATURE_DMABUF		(1ULL << 5)
-
 struct collx_version {
 	__u32 size;
 	__u32 flags;
@@ -255,8 +256,10 @@ struct collx_rank_addr {
  * @timeout_ms; @failed_rank names it), EHOSTUNREACH (no route to a peer's
  * address), ENODEV (no RDMA device serves the route), EXDEV (peers reached
  * through different RDMA devices), EACCES (a peer failed to prove
- * @secret), EEXIST (this rank of this communicator already exists on this
- * node), EMFILE (COLLX_MAX_COMMS_PER_FD), ERESTARTSYS/EINTR (a signal).
+ * @secret), EEXIST (this rank of this communicator, of more than one rank,
+ * already exists on this node: @comm_key tells connections apart, and a
+ * communicator of one rank makes none, so its key may be in use), EMFILE
+ * (COLLX_MAX_COMMS_PER_FD), ERESTARTSYS/EINTR (a signal).
  */
 struct collx_comm_create {
 	__u32 size;
@@ -357,7 +360,8 @@ struct collx_mr_reg {
  *
  * Drops a registration.  EBUSY while a collective in flight uses it, and
  * briefly after a collective on it failed, until its communicator's
- * connections are drained (the NIC may touch the pages until then);
+ * connections are drained (the NIC may touch the pages until then; a
+ * failed communicator drains them at once, so try again);
  * ENOENT: no such registration on this fd.
  */
 struct collx_mr_dereg {
@@ -428,7 +432,11 @@ enum collx_coll {
  * @COLLX_ALGO_COUNT: number of algorithms; not an algorithm
  *
  * Forcing an algorithm that cannot run the collective fails the submit
- * with EOPNOTSUPP.
+ * with EOPNOTSUPP, whatever the communicator's rank count, before the
+ * collective's root, count and buffers are checked (COLLX_ALGO_P2P forced
+ * runs only send and recv).  On one rank, a collective the forced
+ * algorithm can run is still a local copy, and &collx_completion.algo
+ * says COLLX_ALGO_P2P.
  */
 enum collx_algo {
 	COLLX_ALGO_AUTO = 0,
@@ -457,6 +465,7 @@ enum collx_algo {
  *	of a step, or folding the ranks beyond a power of two in and out
  * @COLLX_PHASE_ALLTOALL: pairwise exchange
  * @COLLX_PHASE_P2P: a send or recv
+ * @COLLX_PHASE_COUNT: number of phases; not a phase
  *
  * With &collx_completion.step (the step of that phase, 0-based) and
  * &collx_completion.failed_rank it says what a failed collective waited
@@ -503,10 +512,12 @@ enum collx_phase {
  * pages are pinned, against RLIMIT_MEMLOCK, for the collective's lifetime
  * and data moves through the connection's staging slots).  Errors: ENOENT
  * (no such communicator), EPIPE (the communicator is in its error state:
- * destroy it), EOPNOTSUPP (coll, dtype, redop or algorithm unknown, or the
- * algorithm cannot run the collective), EINVAL (root out of range, a
+ * destroy it), EOPNOTSUPP (a flag, coll, dtype, redop or algorithm
+ * unknown, or the forced algorithm cannot run the collective, on any
+ * number of ranks), EINVAL (root out of range, a
  * buffer missing or overlapping where it must not), EFAULT (a buffer is
- * not mapped as needed), ENOMEM (RLIMIT_MEMLOCK for bounced pages), EAGAIN
+ * not mapped as needed, or @op_id cannot be written: checked first, and
+ * nothing is queued), ENOMEM (RLIMIT_MEMLOCK for bounced pages), EAGAIN
  * (COLLX_MAX_OPS_PER_FD).
  */
 struct collx_submit {
@@ -593,7 +604,9 @@ struct collx_completion {
  * Returns 0 with @completion filled once the collective has ended (its
  * own outcome is in @completion.status).  Errors: EAGAIN (still running
  * after @timeout_ms), ENOENT (unknown id, or its record was already
- * read), ERESTARTSYS/EINTR (a signal).
+ * read), ERESTARTSYS/EINTR (a signal), EFAULT (the struct cannot be
+ * written; checked before anything else, so a record is never consumed
+ * that cannot be returned: it stays queued for read()).
  */
 struct collx_wait {
 	__u32 size;
@@ -615,7 +628,8 @@ struct collx_wait {
  *	size-first rules apply to each entry, and each entry's own @size
  *	must equal it)
  * @entries: user pointer to @count struct collx_submit, all on one
- *	communicator; each one's op_id is filled in
+ *	communicator; each one's op_id is filled in (EFAULT when they cannot
+ *	be read, NULL included, or their op_ids cannot be written)
  * @error_index: out, on failure the entry that failed, else @count
  * @__reserved: must be 0
  *
@@ -623,7 +637,12 @@ struct collx_wait {
  * ncclGroupStart()/ncclGroupEnd(): sends and recvs in one group never
  * wait for each other whatever their order, and many small collectives
  * cost one call.  All or nothing: when the call fails no entry was
- * queued.  Each entry completes with its own record.
+ * queued.  Each entry completes with its own record.  Entries are
+ * checked in order, each as COLLX_IOC_SUBMIT checks it (its errors
+ * apply), and the first bad one fails the call; EINVAL also for an entry
+ * whose size is not @entry_size or whose comm_id is not the first
+ * entry's.  A struct whose @error_index cannot be written is EFAULT
+ * before anything else.
  */
 struct collx_submit_group {
 	__u32 size;
@@ -657,7 +676,7 @@ struct collx_submit_group {
  *
  * Never blocks: what NCCL's ncclCommGetAsyncError() tells, and after an
  * EPIPE from SUBMIT the reason and the rank to blame.  ENOENT: no such
- * communicator.
+ * communicator.  The highest ioctl number: the next one is ENOTTY.
  */
 struct collx_comm_query {
 	__u32 size;

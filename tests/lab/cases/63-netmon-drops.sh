@@ -11,14 +11,16 @@ if [ "$peer" -ge "$COLLX_NRANKS" ]; then
 	lab_skip "no partner for rank $COLLX_RANK"
 fi
 K=13
-cleanup() {
+case_cleanup() {
 	tc filter del dev eth0 egress pref 10 2>/dev/null
 	tc qdisc del dev eth0 root 2>/dev/null
+	tc qdisc del dev eth0 clsact 2>/dev/null
 }
-trap cleanup EXIT
 
-# 1. tc filter dropping exactly K RoCE packets
+# 1. tc filter dropping exactly K RoCE packets (netmon on tcx makes no
+# clsact qdisc: the test makes its own)
 nm_start tcdrop -I eth0
+tc qdisc add dev eth0 clsact 2>/dev/null
 tc filter add dev eth0 egress pref 10 protocol ip u32 match ip dport 4791 0xffff \
 	action drop || lab_fail "tc filter"
 python3 - "$(lab_addr "$peer")" "$K" <<'PY' || lab_fail "send"

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: GPL-2.0
+# collx fault matrix: helpers for the lab's fault cases (tests/lab/cases/3x);
+# sourced after tests/lab/lib.sh and tests/progs/collx-lab.inc.
+#
+# A case starts a collective load on every node (fault_loop_start), waits
+# until all are in flight (fault_wait_ready), breaks something, and then
+# reports how each node's load ended (fault_loop_end) as one line,
+#
+#   fault-result <case> rank=R outcome=failed|done|timeout|none op=N
+#       after=S blames=P err="..."
+#
+# (after: seconds from the fault, host clock; blames: the rank the error
+# names) which lab.sh collects into faults.txt.  fault_expect records what
+# the contract wants; fault_finish checks that the collx counters, the
+# RDMA resources and the pinned pages are back to what fault_baseline saw,
+# and fails the case with every unmet expectation at once.
+FAULT_CASE=$(basename "$0" .sh)
+FAULT_DIR=$COLLX_LAB_DIR/fault/$FAULT_CASE
+FAULT_TOOLS=$COLLX_SRC/tests/fault
+mkdir -p "$FAULT_DIR"
+FAULT_PROBLEMS=
+
+# Loops are bounded by the clock: under TCG an iteration's commands can
+# take longer than its sleep.
+fault_deadline_in() {
+	echo $(($(date +%s) + $1))
+}
+
+fault_before() {
+	[ "$(date +%s)" -lt "$1" ]
+}
+
+fault_problem() {
+	echo "problem: $*"
+	FAULT_PROBLEMS="$FAULT_PROBLEMS; $*"
+}
+
+# What must come back after the fault: the module's counters of live
+# objects, this node's RDMA QPs and MRs (rdma res), and pinned pages
+# (FOLL_PIN acquired minus released, /proc/vmstat).
+fault_snapshot() {
+	local c
+	for c in comms mrs pinned_pages ops_in_flight; do
+		printf '%s %s ' "$c" "$(stat_of "$c" 2>/dev/null)"
+	done
+	printf 'qps %s ' "$(rdma res show qp 2>/dev/null | wc -l)"
+	printf 'rdma_mrs %s ' "$(rdma res show mr 2>/dev/null | wc -l)"
+	awk '/^nr_foll_pin_acquired/ { a = $2 } /^nr_foll_pin_released/ { r = $2 }
+		END { printf "foll_pins %d\n", a - r }' /proc/vmstat
+}
+
+fault_baseline() {
+	FAULT_BASE=$(fault_snapshot)
+	echo "baseline: $FAULT_BASE"
+	FAULT_OFFSET=$(lab_clock_offset)
+	echo "clock: host - node$COLLX_RANK = $FAULT_OFFSET s"
+}
+
+# The load: `collx_lab loop` (allreduces of 1 MiB until one fails), each
+# output line stamped with this node's time; bounded by $1 seconds.
+fault_loop_start() {
+	FAULT_LOOP=$COLLX_NODE_DIR/$FAULT_CASE.loop
+	rm -f "$FAULT_DIR/ready-$COLLX_RANK"
+	(
+		timeout -k 5 "${1:-90}" "$LABPROG" loop "$FAULT_DIR/ready-$COLLX_RANK" 2>&1
+		echo "exit $?"
+	) | lab_stamp >"$FAULT_LOOP" &
+	FAULT_PID=$!
+}
+
+# Wait until ranks 0..$1-1 all completed a first allreduce, then a moment
+# more so that the next one is in flight everywhere.
+fault_wait_ready() {
+	local end r
+	end=$(fault_deadline_in 90)
+	while :; do
+		r=0
+		while [ "$r" -lt "$1" ] && [ -e "$FAULT_DIR/ready-$r" ]; do
+			r=$((r + 1))
+		done
+		[ "$r" -ge "$1" ] && break
+		if ! fault_before "$end"; then
+			cat "$FAULT_LOOP"
+			lab_fail "rank $r never completed a first allreduce in 90 s"
+		fi
+		sleep 0.1
+	done
+	sleep 1
+}
+
+# The fault happened now (host clock), for every node to measure from.
+fault_mark() {
+	echo "${1:-$(lab_host_now)}" >"$FAULT_DIR/t.tmp"
+	mv "$FAULT_DIR/t.tmp" "$FAULT_DIR/t"
+}
+
+fault_time() {
+	local end
+	end=$(fault_deadline_in 30)
+	until [ -f "$FAULT_DIR/t" ]; do
+		fault_before "$end" || lab_fail "no fault time in 30 s"
+		sleep 0.1
+	done
+	cat "$FAULT_DIR/t"
+}
+
+# Wait for the load to end, print its output and its fault-result line;
+# sets FAULT_OUTCOME, FAULT_AFTER, FAULT_BLAMES and FAULT_ERR.
+fault_loop_end() {
+	local t0 line ts rc
+	wait "$FAULT_PID"
+	cat "$FAULT_LOOP"
+	t0=$(fault_time)
+	rc=$(sed -n 's/^[0-9.]* exit \([0-9]*\)$/\1/p' "$FAULT_LOOP")
+	line=$(grep -m1 ' allreduce [0-9]* failed after ' "$FAULT_LOOP")
+	FAULT_OP=$(printf '%s\n' "$line" | sed -n 's/.* allreduce \([0-9]*\) failed after .*/\1/p')
+	FAULT_ERR=$(printf '%s\n' "$line" | sed -n 's/.* on rank [0-9]*: \([^;]*\);.*/\1/p')
+	FAULT_BLAMES=$(printf '%s\n' "$line" | sed -n 's/.*; rank \([0-9]*\) (.*/\1/p')
+	case $rc in
+	3) FAULT_OUTCOME=failed ;;
+	124) FAULT_OUTCOME=timeout ;;
+	137) FAULT_OUTCOME=killed ;;
+	'') FAULT_OUTCOME=none ;;
+	*) FAULT_OUTCOME=exit$rc ;;
+	esac
+	FAULT_AFTER=
+	if [ -n "$line" ]; then
+		ts=${line%% *}
+		FAULT_AFTER=$(awk -v t="$ts" -v o="$FAULT_OFFSET" -v f="$t0" \
+			'BEGIN { printf "%.1f", t + o - f }')
+	fi
+	echo "fault-result $FAULT_CASE rank=$COLLX_RANK outcome=$FAULT_OUTCOME op=${FAULT_OP:-?}" \
+		"after=${FAULT_AFTER:-?} blames=${FAULT_BLAMES:-none} err=\"${FAULT_ERR:-}\""
+}
+
+# fault_expect_failed WITHIN BLAMES...: the load failed, within WITHIN
+# seconds of the fault, naming one of BLAMES (a rank, "none", or "any").
+fault_expect_failed() {
+	local within=$1 b ok=
+	shift
+	[ "$FAULT_OUTCOME" = failed ] ||
+		{ fault_problem "rank $COLLX_RANK: load ended '$FAULT_OUTCOME', want a failed allreduce"; return; }
+	awk -v a="$FAULT_AFTER" -v w="$within" 'BEGIN { exit !(a <= w) }' ||
+		fault_problem "rank $COLLX_RANK: failed ${FAULT_AFTER} s after the fault, want at most $within s"
+	for b in "$@"; do
+		[ "$b" = any ] && ok=1
+		[ "$b" = "${FAULT_BLAMES:-none}" ] && ok=1
+	done
+	[ -n "$ok" ] || fault_problem "rank $COLLX_RANK: error names rank '${FAULT_BLAMES:-none}', want $*"
+}
+
+# The comm's timeout plus the 1 s the contract allows, in seconds.
+fault_deadline() {
+	echo $((${COLLX_TIMEOUT_MS:-30000} / 1000 + 1))
+}
+
+# Everything of fault_baseline back within ${1:-30} s; then fail the case
+# with every problem recorded.
+fault_finish() {
+	local end now
+	end=$(fault_deadline_in "${1:-30}")
+	while now=$(fault_snapshot) && [ "$now" != "$FAULT_BASE" ]; do
+		if ! fault_before "$end"; then
+			fault_problem "not back to baseline after ${1:-30} s: $now (was: $FAULT_BASE)"
+			break
+		fi
+		sleep 0.2
+	done
+	echo "after: $now"
+	[ -z "$FAULT_PROBLEMS" ] || lab_fail "${FAULT_PROBLEMS#; }"
+}

@@ -1,9 +1,0 @@
-# allreduce on 3 nodes (counts not divisible by the rank count): every
-# dtype x op, in place and out of place, registered and bounced.
-. "$COLLX_SRC/tests/lab/lib.sh"
-. "$COLLX_SRC/tests/progs/collx-lab.inc"
-collx_nodes 3
-collx_port 29611
-collx_bench_ok -d all -o all -C 1,2,7,13,1021,4099 -n 0 -w 0 -c 1 -R 1
-collx_bench_ok -d all -o all -C 1,13,4099 -n 0 -w 0 -c 1 -R 0
-collx_no_leak

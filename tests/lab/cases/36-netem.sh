@@ -1,0 +1,30 @@
+# A lossy, slow fabric: netem drops 5 % of the packets into every node and
+# delays them 50 ms (each switch port's egress).  No link is cut, so every
+# allreduce of every size completes, exactly (collx-bench checks each
+# element); the table gives each size's time.  Afterwards the counters,
+# QPs, MRs and pinned pages are back to their baseline.  COLLX_FAULT_NETEM
+# (lab.sh -e) runs other netem arguments.
+# lab-timeout: 240
+. "$COLLX_SRC/tests/lab/lib.sh"
+. "$COLLX_SRC/tests/progs/collx-lab.inc"
+. "$COLLX_SRC/tests/fault/lab-lib.sh"
+collx_nodes 4
+collx_port 29638
+NETEM=${COLLX_FAULT_NETEM:-loss 5% delay 50ms}
+fault_baseline
+# Each node asks for its own port; the switch clears it after 200 s at most.
+lab_fault_netem "$COLLX_RANK" "$NETEM" 200
+trap 'lab_fault_netem_clear "$COLLX_RANK" >/dev/null' EXIT
+lab_barrier netem-on 60 || lab_fail "barrier"
+BENCH_TIMEOUT=180
+out=$(collx_bench_ok -d float -o sum --counts 1,1021,65536 -n 2 -w 0 -c 1 -z 1) ||
+	{ printf '%s\n' "$out"; lab_fail "an allreduce under '$NETEM' failed or was wrong"; }
+printf '%s\n' "$out"
+# One line per size (rank 0 prints the table): mean time of one blocking
+# allreduce, out of place and in place, and the elements found wrong.
+printf '%s\n' "$out" | awk -v c="$(basename "$0" .sh)" -v r="$COLLX_RANK" \
+	'$3 == "float" && $4 == "sum" { printf "fault-result %s rank=%s outcome=done size=%s time=%.3f inplace_time=%.3f wrong=%s/%s netem=\"%s\"\n", c, r, $1, $6 / 1e6, $10 / 1e6, $9, $13, "'"$NETEM"'" }'
+trap - EXIT
+lab_fault_netem_clear "$COLLX_RANK"
+lab_barrier netem-off 60 || lab_fail "barrier"
+fault_finish 30

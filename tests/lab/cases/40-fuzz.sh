@@ -1,0 +1,72 @@
+# The ioctl errno contract (tests/fuzz/collx_errno: one TAP line per
+# case) and the seeded ioctl fuzzer (tests/fuzz/collx_fuzz: 100000 calls,
+# 2 threads), on each node alone: 1-rank comms and a comm of the node with
+# itself, no traffic between nodes.  Both as root, then as nobody under an
+# 8 MiB RLIMIT_MEMLOCK.  The fuzzer runs with a fixed seed as root and a
+# random one (printed, with the command that repeats it) as nobody.  A
+# finding, a kernel report (run-cases.sh), or the module's counters not
+# back where they were fails the case.
+# lab-timeout: 150
+. "$COLLX_SRC/tests/lab/lib.sh"
+FUZZ=$COLLX_SRC/tests/fuzz
+STATS=/sys/kernel/debug/collx/stats
+CALLS=100000
+THREADS=2
+FIXED_SEED=40
+NOBODY="prlimit --memlock=8388608:8388608 setpriv --reuid=65534 --regid=65534 --clear-groups"
+
+[ -x "$FUZZ/collx_fuzz" ] && [ -x "$FUZZ/collx_errno" ] ||
+	lab_fail "tests/fuzz is not built (make -C tests/fuzz)"
+[ -r "$STATS" ] || lab_fail "no $STATS"
+
+counters() {
+	sed -n 's/^\(comms\|mrs\|pinned_pages\|ops_in_flight\) \(.*\)/\1=\2/p' "$STATS" | tr '\n' ' '
+}
+
+# The counters back to BEFORE within 10 s, else fail.
+counters_back() {
+	local n=0 now
+	while now=$(counters) && [ "$now" != "$1" ]; do
+		n=$((n + 1))
+		[ "$n" -le 100 ] || lab_fail "$2: counters $now, before $1"
+		sleep 0.1
+	done
+	echo "$2: counters back to $now"
+}
+
+failed=
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+# NAME LIMIT COMMAND...: run it under timeout; note a failure, go on.
+run() {
+	local name=$1 limit=$2 before start rc
+	shift 2
+	before=$(counters)
+	start=$(date +%s)
+	timeout -k 5 "$limit" "$@" >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	echo "$name: exit $rc after $(($(date +%s) - start)) s"
+	[ "$rc" = 0 ] || failed="$failed $name"
+	case $name in
+	fuzz*)
+		calls=$(sed -n 's/^summary: \([0-9]*\) calls.*/\1/p' "$out")
+		[ "${calls:-0}" -ge "$CALLS" ] ||
+			failed="$failed $name(only ${calls:-0} calls)"
+		;;
+	esac
+	counters_back "$before" "$name"
+}
+
+seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+echo "node$COLLX_RANK: random seed $seed; repeat with:"
+echo "  $NOBODY $FUZZ/collx_fuzz -s $seed -n $CALLS -t $THREADS"
+
+run errno-root 30 "$FUZZ/collx_errno"
+run fuzz-root 45 "$FUZZ/collx_fuzz" -s "$FIXED_SEED" -n "$CALLS" -t "$THREADS" -T 40
+# shellcheck disable=SC2086 # NOBODY is words
+run errno-nobody 30 $NOBODY "$FUZZ/collx_errno"
+# shellcheck disable=SC2086
+run fuzz-nobody 45 $NOBODY "$FUZZ/collx_fuzz" -s "$seed" -n "$CALLS" -t "$THREADS" -T 40
+
+[ -z "$failed" ] || lab_fail "failed:$failed"

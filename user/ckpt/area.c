@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The area of a rank, registered with its communicator: what
+ * collx_ckpt_area_create() sets up from the environment, and the errors
+ * and names every call shares.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckpt_int.h"
+
+/* Why the last collx_ckpt_area_create() of this thread failed. */
+static __thread char create_err[CKPT_ERRLEN];
+
+void ckpt_seterr(struct collx_ckpt_area *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a ? a->err : create_err, CKPT_ERRLEN, fmt, ap);
+	va_end(ap);
+	if (getenv("COLLX_CKPT_DEBUG"))
+		fprintf(stderr, "collx-ckpt: %s\n", a ? a->err : create_err);
+}
+
+const char *collx_ckpt_last_error(const struct collx_ckpt_area *a)
+{
+	return a ? a->err : create_err;
+}
+
+const char *collx_ckpt_area_path(const struct collx_ckpt_area *a)
+{
+	return a ? a->f.path : "";
+}
+
+const char *collx_ckpt_source_name(enum collx_ckpt_source src)
+{
+	switch (src) {
+	case COLLX_CKPT_SRC_NONE: return "none";
+	case COLLX_CKPT_SRC_LOCAL: return "local";
+	case COLLX_CKPT_SRC_PEER: return "peer";
+	case COLLX_CKPT_SRC_ARCHIVE: return "archive";
+	}
+	return "unknown";
+}
+
+static int env_long(const char *name, long def, long min, long max, long *out, char *err,
+		    size_t errlen)
+{
+	const char *s = getenv(name);
+	char *e;
+	long v;
+
+	if (!s || !*s) {
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(s, &e, 10);
+	if (errno || *e || v < min || v > max) {
+		snprintf(err, errlen, "%s=%s: want an integer %ld..%ld", name, s, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int collx_ckpt_area_create(struct collx_comm *comm, size_t bytes_per_shard, int k,
+			   struct collx_ckpt_area **areap)
+{
+	struct collx_ckpt_area *a;
+	struct ckpt_geom g;
+	char path[512], err[CKPT_ERRLEN];
+	long stride, chunk_kib, kk = k;
+	int n, r, rc;
+	const char *dir;
+
+	if (!areap || !comm) {
+		ckpt_seterr(NULL, "collx_ckpt_area_create: NULL argument");
+		return -EINVAL;
+	}
+	*areap = NULL;
+	n = collx_comm_size(comm);
+	r = collx_comm_rank(comm);
+	rc = ckpt_env_stride(&stride, err, sizeof(err));
+	if (!rc)
+		rc = env_long("COLLX_CKPT_CHUNK_KIB", 1024, 4, 1 << 20, &chunk_kib, err, sizeof(err));
+	/* default: one replica, or none on a single node */
+	if (!rc && k < 0)
+		rc = env_long("COLLX_CKPT_K", n / stride > 1 ? 1 : 0, 0, COLLX_CKPT_MAX_K, &kk, err,
+			      sizeof(err));
+	if (!rc && chunk_kib % 4) {
+		snprintf(err, sizeof(err), "COLLX_CKPT_CHUNK_KIB=%ld: want a multiple of 4", chunk_kib);
+		rc = -EINVAL;
+	}
+	if (!rc)
+		rc = ckpt_geom_make(&g, n, r, kk, stride, bytes_per_shard, chunk_kib * 1024, err,
+				    sizeof(err));
+	if (!rc && ckpt_area_path(path, sizeof(path), getenv("COLLX_CKPT_NAME"), r)) {
+		snprintf(err, sizeof(err), "COLLX_CKPT_NAME: letters, digits, '-', '_', '.', at most 64");
+		rc = -EINVAL;
+	}
+	if (rc) {
+		ckpt_seterr(NULL, "area: %s", err);
+		return rc;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->comm = comm;
+	rc = ckpt_file_create(&a->f, path, &g, err, sizeof(err));
+	if (rc) {
+		ckpt_seterr(NULL, "area: %s", err);
+		free(a);
+		return rc;
+	}
+	/* pinned for the area's life: replicas land in it zero copy, and
+	 * its pages count against RLIMIT_MEMLOCK */
+	rc = collx_mem_register(comm, a->f.map, a->f.len, &a->mr);
+	if (rc) {
+		ckpt_seterr(NULL, "area: registering %zu bytes of %s: %s (%s)", a->f.len, path,
+			    collx_strerror(rc), collx_comm_last_error(comm));
+		ckpt_file_close(&a->f);
+		free(a);
+		return rc;
+	}
+	a->next_seq = ckpt_next_seq(&a->f);
+	dir = getenv("COLLX_CKPT_DIR");
+	snprintf(a->archive_dir, sizeof(a->archive_dir), "%s", dir ? dir : "");
+	*areap = a;
+	return 0;
+}
+
+int collx_ckpt_area_destroy(struct collx_ckpt_area *a, unsigned int flags)
+{
+	int rc = 0;
+
+	if (!a)
+		return -EINVAL;
+	if (flags & ~COLLX_CKPT_UNLINK)
+		return -EINVAL;
+	if (a->busy) {
+		ckpt_seterr(a, "a save is in flight: wait for it first");
+		return -EBUSY;
+	}
+	if (a->mr)
+		rc = collx_mem_deregister(a->comm, a->mr);
+	if (rc == -EBUSY) {
+		ckpt_seterr(a, "the area is still in use by a collective");
+		return rc;
+	}
+	if (flags & COLLX_CKPT_UNLINK)
+		unlink(a->f.path);
+	ckpt_file_close(&a->f);
+	free(a);
+	return 0;
+}
+
+int ckpt_check_regions(struct collx_ckpt_area *a, const struct collx_ckpt_region *regions,
+		       int nregions, struct ckpt_iov *v)
+{
+	uint64_t sum = 0;
+	int i;
+
+	if (nregions < 1 || nregions > COLLX_CKPT_MAX_REGIONS || !regions) {
+		ckpt_seterr(a, "%d regions: want 1..%d", nregions, COLLX_CKPT_MAX_REGIONS);
+		return -EINVAL;
+	}
+	for (i = 0; i < nregions; i++) {
+		if (!regions[i].buf && regions[i].bytes) {
+			ckpt_seterr(a, "region %d: NULL buffer of %zu bytes", i, regions[i].bytes);
+			return -EINVAL;
+		}
+		sum += regions[i].bytes;
+	}
+	if (sum > a->f.g.shard_cap) {
+		ckpt_seterr(a, "the regions hold %llu bytes; the area takes shards of at most %llu",
+			    (unsigned long long)sum, (unsigned long long)a->f.g.shard_cap);
+		return -EINVAL;
+	}
+	v->r = regions;
+	v->n = nregions;
+	return 0;
+}
+
+int ckpt_combine(struct collx_ckpt_area *a, const int32_t *st, int nranks, int mine,
+		 const char *what)
+{
+	int i;
+
+	if (mine)
+		return mine;
+	for (i = 0; i < nranks; i++)
+		if (st[i]) {
+			ckpt_seterr(a, "%s: rank %d failed: %s", what, i, collx_strerror(st[i]));
+			return -EREMOTEIO;
+		}
+	return 0;
+}

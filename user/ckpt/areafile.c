@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The area's file: page 0 describes it; then two slots of k + 1 entries
+ * (entry 0 this rank's shard, entry j the replica of rank
+ * ckpt_source(.., j)), each a page-aligned header block and the data.
+ * A header is marked empty before its data is overwritten and complete
+ * only after the data and the rest of the header are in place, so a
+ * reader that sees COMPLETE (acquire) sees the whole copy.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+/* XXH3_state_t on the stack */
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include "ckpt_int.h"
+
+int ckpt_geom_make(struct ckpt_geom *g, uint32_t nranks, uint32_t rank, uint32_t k,
+		   uint32_t stride, uint64_t shard_cap, uint32_t chunk_bytes,
+		   char *err, size_t errlen)
+{
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	if (rank >= nranks) {
+		snprintf(err, errlen, "rank %u of %u", rank, nranks);
+		return -EINVAL;
+	}
+	if (!shard_cap || shard_cap > COLLX_MAX_BYTES) {
+		snprintf(err, errlen, "bytes per shard %llu: must be 1..2^40",
+			 (unsigned long long)shard_cap);
+		return -EINVAL;
+	}
+	if (chunk_bytes < CKPT_PAGE || chunk_bytes % CKPT_PAGE || chunk_bytes > (1u << 30)) {
+		snprintf(err, errlen, "chunk of %u bytes: must be a multiple of 4 KiB up to 1 GiB",
+			 chunk_bytes);
+		return -EINVAL;
+	}
+	rc = ckpt_place_check(nranks, stride, k, err, errlen);
+	if (rc)
+		return rc;
+	g->nranks = nranks;
+	g->rank = rank;
+	g->k = k;
+	g->stride = stride;
+	g->chunk_bytes = chunk_bytes;
+	g->shard_cap = shard_cap;
+	if ((shard_cap + chunk_bytes - 1) / chunk_bytes > (1u << 24)) {
+		snprintf(err, errlen, "%llu bytes in chunks of %u: over 2^24 chunks",
+			 (unsigned long long)shard_cap, chunk_bytes);
+		return -EINVAL;
+	}
+	g->max_chunks = (shard_cap + chunk_bytes - 1) / chunk_bytes;
+	g->hdr_block = CKPT_ALIGN(sizeof(struct ckpt_shard_hdr) + 8ull * g->max_chunks, CKPT_PAGE);
+	g->data_cap = CKPT_ALIGN(shard_cap, CKPT_PAGE);
+	g->entry_bytes = g->hdr_block + g->data_cap;
+	g->file_bytes = CKPT_PAGE + (uint64_t)CKPT_NSLOTS * (k + 1) * g->entry_bytes;
+	return 0;
+}
+
+static void area_hdr_fill(struct ckpt_area_hdr *a, const struct ckpt_geom *g)
+{
+	memset(a, 0, sizeof(*a));
+	a->magic = CKPT_AREA_MAGIC;
+	a->version = CKPT_VERSION;
+	a->nranks = g->nranks;
+	a->rank = g->rank;
+	a->k = g->k;
+	a->stride = g->stride;
+	a->chunk_bytes = g->chunk_bytes;
+	a->shard_cap = g->shard_cap;
+	a->hdr_block = g->hdr_block;
+	a->data_cap = g->data_cap;
+}
+
+static bool area_hdr_same(const struct ckpt_area_hdr *a, const struct ckpt_area_hdr *b)
+{
+	return a->magic == b->magic && a->version == b->version && a->nranks == b->nranks &&
+	       a->rank == b->rank && a->k == b->k && a->stride == b->stride &&
+	       a->chunk_bytes == b->chunk_bytes && a->shard_cap == b->shard_cap &&
+	       a->hdr_block == b->hdr_block && a->data_cap == b->data_cap;
+}
+
+static int map_file(struct ckpt_file *f, size_t len, bool writable, char *err, size_t errlen)
+{
+	f->map = mmap(NULL, len, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, f->fd, 0);
+	if (f->map == MAP_FAILED) {
+		int e = -errno;
+
+		f->map = NULL;
+		snprintf(err, errlen, "mmap %s (%zu bytes): %s", f->path, len, strerror(-e));
+		return e;
+	}
+	f->len = len;
+	f->writable = writable;
+	return 0;
+}
+
+int ckpt_file_create(struct ckpt_file *f, const char *path, const struct ckpt_geom *g,
+		     char *err, size_t errlen)
+{
+	struct ckpt_area_hdr want, have;
+	struct stat st;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (f->fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "open %s: %s%s", path, strerror(-rc),
+			 rc == -ENOENT ? " (its directory does not exist: mount a tmpfs there or set COLLX_CKPT_SHM_DIR)" : "");
+		return rc;
+	}
+	/* one owner: two trainers writing one area would interleave saves */
+	if (flock(f->fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		snprintf(err, errlen, "%s is in use by another process", path);
+		goto fail;
+	}
+	if (fstat(f->fd, &st) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "stat %s: %s", path, strerror(-rc));
+		goto fail;
+	}
+	area_hdr_fill(&want, g);
+	if (st.st_size == 0) {
+		/* reserve every page now: a full tmpfs is ENOSPC here, not
+		 * SIGBUS in the middle of a save */
+		rc = -posix_fallocate(f->fd, 0, g->file_bytes);
+		if (rc) {
+			snprintf(err, errlen, "reserving %llu bytes for %s: %s",
+				 (unsigned long long)g->file_bytes, path, strerror(-rc));
+			if (ftruncate(f->fd, 0) == 0)
+				unlink(path);
+			goto fail;
+		}
+		want.created_ns = ckpt_realtime_ns();
+		rc = map_file(f, g->file_bytes, true, err, errlen);
+		if (rc)
+			goto fail;
+		memcpy(f->map, &want, sizeof(want));
+	} else {
+		if (pread(f->fd, &have, sizeof(have), 0) != (ssize_t)sizeof(have) ||
+		    (uint64_t)st.st_size != g->file_bytes || !area_hdr_same(&have, &want)) {
+			snprintf(err, errlen,
+				 "%s holds an area of another geometry (ranks, k, stride, chunk or shard size); remove it or set COLLX_CKPT_NAME",
+				 path);
+			rc = -EEXIST;
+			goto fail;
+		}
+		rc = map_file(f, g->file_bytes, true, err, errlen);
+		if (rc)
+			goto fail;
+	}
+	f->g = *g;
+	return 0;
+fail:
+	close(f->fd);
+	f->fd = -1;
+	return rc;
+}
+
+int ckpt_file_open(struct ckpt_file *f, const char *path, bool writable, char *err, size_t errlen)
+{
+	struct ckpt_area_hdr a;
+	struct stat st;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (f->fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "open %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (fstat(f->fd, &st) < 0 || pread(f->fd, &a, sizeof(a), 0) != (ssize_t)sizeof(a) ||
+	    a.magic != CKPT_AREA_MAGIC || a.version != CKPT_VERSION) {
+		snprintf(err, errlen, "%s is not a collx checkpoint area", path);
+		rc = -EINVAL;
+		goto fail;
+	}
+	rc = ckpt_geom_make(&f->g, a.nranks, a.rank, a.k, a.stride, a.shard_cap, a.chunk_bytes,
+			    err, errlen);
+	if (rc)
+		goto fail;
+	if ((uint64_t)st.st_size != f->g.file_bytes || a.hdr_block != f->g.hdr_block) {
+		snprintf(err, errlen, "%s: %lld bytes, its header says %llu", path,
+			 (long long)st.st_size, (unsigned long long)f->g.file_bytes);
+		rc = -EINVAL;
+		goto fail;
+	}
+	rc = map_file(f, f->g.file_bytes, writable, err, errlen);
+	if (rc)
+		goto fail;
+	return 0;
+fail:
+	close(f->fd);
+	f->fd = -1;
+	return rc;
+}
+
+void ckpt_file_close(struct ckpt_file *f)
+{
+	if (f->map)
+		munmap(f->map, f->len);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->map = NULL;
+	f->fd = -1;
+}
+
+static uint8_t *entry_base(const struct ckpt_file *f, int slot, int entry)
+{
+	return f->map + CKPT_PAGE + ((uint64_t)slot * (f->g.k + 1) + entry) * f->g.entry_bytes;
+}
+
+struct ckpt_shard_hdr *ckpt_hdr(const struct ckpt_file *f, int slot, int entry)
+{
+	return (struct ckpt_shard_hdr *)entry_base(f, slot, entry);
+}
+
+uint8_t *ckpt_data(const struct ckpt_file *f, int slot, int entry)
+{
+	return entry_base(f, slot, entry) + f->g.hdr_block;
+}
+
+uint32_t ckpt_entry_src(const struct ckpt_geom *g, int entry)
+{
+	return entry ? ckpt_source(g->nranks, g->stride, g->rank, entry) : g->rank;
+}
+
+uint64_t ckpt_hdr_hash(const struct ckpt_shard_hdr *h)
+{
+	struct ckpt_shard_hdr fixed;
+	XXH3_state_t st;
+
+	memcpy(&fixed, h, sizeof(fixed));
+	fixed.state = 0;
+	fixed.hdr_hash = 0;
+	XXH3_64bits_reset(&st);
+	XXH3_64bits_update(&st, &fixed, sizeof(fixed));
+	XXH3_64bits_update(&st, h->chunk_hash, 8ull * fixed.nchunks);
+	return XXH3_64bits_digest(&st);
+}
+
+int ckpt_hdr_valid(const struct ckpt_file *f, const struct ckpt_shard_hdr *h)
+{
+	if (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != CKPT_COMPLETE)
+		return -ENOENT;
+	return ckpt_hdr_check(f, h);
+}
+
+int ckpt_hdr_check(const struct ckpt_file *f, const struct ckpt_shard_hdr *h)
+{
+	uint64_t sum = 0;
+	uint32_t i;
+
+	if (h->magic != CKPT_SHARD_MAGIC || h->version != CKPT_VERSION ||
+	    h->chunk_bytes != f->g.chunk_bytes || h->bytes > f->g.shard_cap ||
+	    h->nchunks > f->g.max_chunks || h->nregions > COLLX_CKPT_MAX_REGIONS ||
+	    h->nchunks != (h->bytes + h->chunk_bytes - 1) / h->chunk_bytes)
+		return -EBADMSG;
+	for (i = 0; i < h->nregions; i++)
+		sum += h->region_bytes[i];
+	if (sum != h->bytes || h->hdr_hash != ckpt_hdr_hash(h))
+		return -EBADMSG;
+	return 0;
+}
+
+int ckpt_find(const struct ckpt_file *f, int entry, uint64_t tag)
+{
+	int s, best = -1;
+	uint64_t seq = 0;
+
+	for (s = 0; s < CKPT_NSLOTS; s++) {
+		const struct ckpt_shard_hdr *h = ckpt_hdr(f, s, entry);
+
+		if (ckpt_hdr_valid(f, h) || h->src_rank != ckpt_entry_src(&f->g, entry))
+			continue;
+		if (tag && h->tag != tag)
+			continue;
+		if (best < 0 || h->seq > seq) {
+			best = s;
+			seq = h->seq;
+		}
+	}
+	return best;
+}
+
+int ckpt_victim(const struct ckpt_file *f, int entry)
+{
+	int newest = ckpt_find(f, entry, 0);
+
+	return newest < 0 ? 0 : !newest;
+}
+
+uint64_t ckpt_next_seq(const struct ckpt_file *f)
+{
+	uint64_t max = 0;
+	uint32_t s, e;
+
+	for (s = 0; s < CKPT_NSLOTS; s++)
+		for (e = 0; e <= f->g.k; e++) {
+			const struct ckpt_shard_hdr *h = ckpt_hdr(f, s, e);
+
+			if (!ckpt_hdr_valid(f, h) && h->seq > max)
+				max = h->seq;
+		}
+	return max + 1;
+}
+
+void ckpt_hdr_invalidate(struct ckpt_shard_hdr *h)
+{
+	__atomic_store_n(&h->state, CKPT_EMPTY, __ATOMIC_RELEASE);
+	/* before any byte of the new copy lands (the submit ioctl that
+	 * follows orders the NIC's writes after this) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void ckpt_hdr_commit(struct ckpt_shard_hdr *h, uint64_t seq)
+{
+	h->seq = seq;
+	h->hdr_hash = ckpt_hdr_hash(h);
+	__atomic_store_n(&h->state, CKPT_COMPLETE, __ATOMIC_RELEASE);
+}
+
+void ckpt_hdr_set_regions(struct ckpt_shard_hdr *h, struct ckpt_iov v)
+{
+	int i;
+
+	h->nregions = v.n;
+	memset(h->region_bytes, 0, sizeof(h->region_bytes));
+	for (i = 0; i < v.n; i++)
+		h->region_bytes[i] = v.r[i].bytes;
+}
+
+int ckpt_hdr_match_regions(const struct ckpt_shard_hdr *h, struct ckpt_iov v,
+			   char *err, size_t errlen)
+{
+	int i;
+	bool same = h->nregions == (uint32_t)v.n;
+
+	for (i = 0; same && i < v.n; i++)
+		same = h->region_bytes[i] == v.r[i].bytes;
+	if (same)
+		return 0;
+	snprintf(err, errlen,
+		 "tag %llu was saved as %u region(s) of %llu bytes in all; this load passes %d region(s) of %llu bytes%s",
+		 (unsigned long long)h->tag, h->nregions, (unsigned long long)h->bytes, v.n,
+		 (unsigned long long)ckpt_regions_bytes(v),
+		 ckpt_regions_bytes(v) == h->bytes ? " (cut differently)" : "");
+	return -EINVAL;
+}
+
+void ckpt_copy_and_hash(struct ckpt_shard_hdr *h, const struct ckpt_geom *g,
+			struct ckpt_iov v, uint8_t *dst, uint64_t tag)
+{
+	uint64_t bytes = ckpt_regions_bytes(v), off;
+	uint32_t c = 0;
+
+	h->magic = CKPT_SHARD_MAGIC;
+	h->version = CKPT_VERSION;
+	h->src_rank = g->rank;
+	h->nranks = g->nranks;
+	h->chunk_bytes = g->chunk_bytes;
+	h->tag = tag;
+	h->seq = 0;
+	h->bytes = bytes;
+	h->saved_ns = ckpt_realtime_ns();
+	ckpt_hdr_set_regions(h, v);
+	/* copy a chunk, then hash it while it is still in the cache */
+	for (off = 0; off < bytes; off += g->chunk_bytes, c++) {
+		size_t len = bytes - off < g->chunk_bytes ? bytes - off : g->chunk_bytes;
+
+		ckpt_copy_from_regions(v, off, dst + off, len);
+		h->chunk_hash[c] = ckpt_hash(dst + off, len);
+	}
+	h->nchunks = c;
+	h->hdr_hash = ckpt_hdr_hash(h);
+}
+
+int ckpt_area_path(char *out, size_t len, const char *name, uint32_t rank)
+{
+	const char *dir = getenv("COLLX_CKPT_SHM_DIR");
+	const char *p;
+	int n;
+
+	if (!dir || !*dir)
+		dir = "/dev/shm";
+	if (!name || !*name)
+		name = "job";
+	for (p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return -EINVAL;
+	if (p - name > 64)
+		return -EINVAL;
+	n = snprintf(out, len, "%s/collx-ckpt-%s-r%u", dir, name, rank);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * Checkpoint metrics for Prometheus, as a node_exporter textfile-collector
+ * file (Documentation/checkpoint.md): the process that ran a phase keeps
+ * its histogram and replaces <dir>/collx_ckpt_<role>_r<rank>.prom
+ * atomically (temp file + rename: the collector never reads half a file;
+ * it ignores names not ending in .prom).  A histogram of each phase's
+ * durations (quantiles and rates over many checkpoints), plus gauges of
+ * the last one for the per-checkpoint panel: a textfile may carry no
+ * timestamps, so the last one's end time is a gauge too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckpt_int.h"
+
+static const double bounds[] = {
+	0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+};
+#define NB (sizeof(bounds) / sizeof(bounds[0]))
+
+static const char *const phase_names[CKPT_NPHASES] = { "dump", "archive", "restore" };
+
+struct phase_stat {
+	uint64_t count;
+	uint64_t bucket[NB];
+	double sum;
+	uint64_t bytes_total;
+	double last_seconds;
+	uint64_t last_bytes;
+	uint64_t last_tag;
+	double last_end;	/* unix seconds */
+	char last_source[16];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct phase_stat st[CKPT_NPHASES];
+
+void ckpt_metrics_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	memset(st, 0, sizeof(st));
+	pthread_mutex_unlock(&lock);
+}
+
+/* With the lock held. */
+static char *text_locked(uint32_t rank)
+{
+	size_t cap = 16384, n = 0;
+	char *s = malloc(cap);
+	int p;
+	unsigned int b;
+
+	if (!s)
+		return NULL;
+#define PUT(...) (n += (size_t)snprintf(s + n, n < cap ? cap - n : 0, __VA_ARGS__))
+#define EACH for (p = 0; p < CKPT_NPHASES; p++) if (st[p].count)
+#define LBL "phase=\"%s\",rank=\"%u\""
+	PUT("# HELP collx_ckpt_phase_seconds Duration of checkpoint phases: dump (phase 1, into peers' memory), archive (phase 2, to the archive directory), restore.\n");
+	PUT("# TYPE collx_ckpt_phase_seconds histogram\n");
+	EACH {
+		for (b = 0; b < NB; b++)
+			PUT("collx_ckpt_phase_seconds_bucket{" LBL ",le=\"%g\"} %" PRIu64 "\n",
+			    phase_names[p], rank, bounds[b], st[p].bucket[b]);
+		PUT("collx_ckpt_phase_seconds_bucket{" LBL ",le=\"+Inf\"} %" PRIu64 "\n",
+		    phase_names[p], rank, st[p].count);
+		PUT("collx_ckpt_phase_seconds_sum{" LBL "} %.6f\n", phase_names[p], rank, st[p].sum);
+		PUT("collx_ckpt_phase_seconds_count{" LBL "} %" PRIu64 "\n", phase_names[p], rank,
+		    st[p].count);
+	}
+	PUT("# HELP collx_ckpt_bytes_total Bytes moved by checkpoint phases.\n");
+	PUT("# TYPE collx_ckpt_bytes_total counter\n");
+	EACH PUT("collx_ckpt_bytes_total{" LBL "} %" PRIu64 "\n", phase_names[p], rank,
+		 st[p].bytes_total);
+	PUT("# HELP collx_ckpt_last_phase_seconds Duration of the last checkpoint's phase.\n");
+	PUT("# TYPE collx_ckpt_last_phase_seconds gauge\n");
+	EACH PUT("collx_ckpt_last_phase_seconds{" LBL "} %.6f\n", phase_names[p], rank,
+		 st[p].last_seconds);
+	PUT("# HELP collx_ckpt_last_bytes Bytes of the last checkpoint's phase.\n");
+	PUT("# TYPE collx_ckpt_last_bytes gauge\n");
+	EACH PUT("collx_ckpt_last_bytes{" LBL "} %" PRIu64 "\n", phase_names[p], rank,
+		 st[p].last_bytes);
+	PUT("# HELP collx_ckpt_last_tag Tag (training step) of the last checkpoint's phase.\n");
+	PUT("# TYPE collx_ckpt_last_tag gauge\n");
+	EACH PUT("collx_ckpt_last_tag{" LBL "} %" PRIu64 "\n", phase_names[p], rank,
+		 st[p].last_tag);
+	PUT("# HELP collx_ckpt_last_end_timestamp_seconds When the last checkpoint's phase ended (unix time).\n");
+	PUT("# TYPE collx_ckpt_last_end_timestamp_seconds gauge\n");
+	EACH PUT("collx_ckpt_last_end_timestamp_seconds{" LBL "} %.3f\n", phase_names[p], rank,
+		 st[p].last_end);
+	if (st[CKPT_PHASE_RESTORE].count) {
+		PUT("# HELP collx_ckpt_last_restore_source Where the last restore came from (1 for the source that served it).\n");
+		PUT("# TYPE collx_ckpt_last_restore_source gauge\n");
+		PUT("collx_ckpt_last_restore_source{rank=\"%u\",source=\"%s\"} 1\n", rank,
+		    st[CKPT_PHASE_RESTORE].last_source);
+	}
+#undef LBL
+#undef EACH
+#undef PUT
+	if (n >= cap) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+char *ckpt_metrics_text(uint32_t rank)
+{
+	char *s;
+
+	pthread_mutex_lock(&lock);
+	s = text_locked(rank);
+	pthread_mutex_unlock(&lock);
+	return s;
+}
+
+int ckpt_metrics_observe(const char *dir, const char *role, uint32_t rank,
+			 enum ckpt_phase phase, double seconds, uint64_t bytes,
+			 uint64_t tag, const char *source)
+{
+	char path[4096], tmp[4096];
+	struct phase_stat *p;
+	unsigned int b;
+	char *text;
+	int fd, rc;
+
+	if ((unsigned int)phase >= CKPT_NPHASES)
+		return -EINVAL;
+	if (!dir)
+		dir = getenv("COLLX_CKPT_METRICS_DIR");
+	pthread_mutex_lock(&lock);
+	p = &st[phase];
+	p->count++;
+	for (b = 0; b < NB; b++)
+		if (seconds <= bounds[b])
+			p->bucket[b]++;
+	p->sum += seconds;
+	p->bytes_total += bytes;
+	p->last_seconds = seconds;
+	p->last_bytes = bytes;
+	p->last_tag = tag;
+	p->last_end = ckpt_realtime_ns() / 1e9;
+	snprintf(p->last_source, sizeof(p->last_source), "%s", source ? source : "");
+	text = dir && *dir ? text_locked(rank) : NULL;
+	pthread_mutex_unlock(&lock);
+	if (!dir || !*dir)
+		return 0;
+	if (!text)
+		return -ENOMEM;
+	if (snprintf(path, sizeof(path), "%s/collx_ckpt_%s_r%u.prom", dir, role, rank) >= 2048 ||
+	    snprintf(tmp, sizeof(tmp), "%.2048s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+		free(text);
+		return -ENAMETOOLONG;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(text);
+		return -errno;
+	}
+	rc = ckpt_write_all(fd, text, strlen(text));
+	free(text);
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
