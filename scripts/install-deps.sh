@@ -32,6 +32,8 @@ BASE_PKGS=(
 	python3-torch libtorch-dev libgloo-dev
 	# make deb, man pages
 	debhelper dh-dkms pandoc
+	# the arm64 stage: cross compiler, qemu-user, the aarch64 lab
+	gcc-aarch64-linux-gnu qemu-user-static qemu-system-arm file
 )
 
 if [ "${COLLX_SKIP_APT_UPDATE:-0}" != 1 ] && ! stamp_ok "${BASE_PKGS[@]}"; then

@@ -1,7 +1,7 @@
 #!/bin/bash
 # collx test driver: `make check` and its stages.
 #
-#   tests/check.sh all|build|unit|kunit|lab [KERNEL...]
+#   tests/check.sh all|build|arm64|unit|kunit|lab [KERNEL...]
 #
 # Prints TAP (one numbered line per test, details as '#' comments) and ends
 # with "N passed, N failed, N skipped".  Exits non-zero when anything failed.
@@ -187,9 +187,17 @@ stage_lab() {
 	done
 }
 
+# arm64: the module cross-built for Debian's arm64 kernels and the unit
+# tests under qemu-user (make check-arm64 also boots an aarch64 lab).
+stage_arm64() {
+	COLLX_ARM64_LAB=${COLLX_ARM64_LAB:-0} COLLX_LAB_LOCK= tests/arm64/check.sh 2>"$LOGS/arm64.log"
+	[ "$?" = 0 ] || echo "# arm64: see .build/check/arm64.log"
+}
+
 run_stage() {
 	case $1 in
 	build) stage_build ;;
+	arm64) stage_arm64 ;;
 	unit) stage_unit ;;
 	kunit) stage_kunit ;;
 	lab) stage_lab ;;
@@ -199,7 +207,7 @@ run_stage() {
 
 start=$(date +%s)
 if [ "$STAGE" = all ]; then
-	stages="build unit kunit lab"
+	stages="build arm64 unit kunit lab"
 else
 	stages=$STAGE
 fi

@@ -453,7 +453,11 @@ int fz_destroy(struct fz_thread *t, int fdi, int ci)
 	int err;
 
 	fz_call_init(&c, FZ_COMM_DESTROY, fdi);
+	pthread_mutex_lock(&fz_lock);
+	/* Its handle and global id may come back before we mark it gone. */
+	fz_comms[ci].dying = true;
 	c.st.destroy.comm_id = fz_comms[ci].id;
+	pthread_mutex_unlock(&fz_lock);
 	c.fixed = true;
 	c.size = sizeof(c.st.destroy);
 	c.place = P_NORMAL;

@@ -22,8 +22,15 @@ static int add_mr(struct fz_thread *t, struct fz_call *c)
 	if (!c->out_ok)
 		return -1;
 	pthread_mutex_lock(&fz_lock);
+	if (!fz_fds[c->fdi].used || fz_fds[c->fdi].gen != c->fd_gen) {
+		/* the fd was closed meanwhile: the registration went too */
+		pthread_mutex_unlock(&fz_lock);
+		return -1;
+	}
+	/* A busy one is being deregistered: its id may come back now. */
 	for (i = 0; i < FZ_MAX_MRS; i++)
-		if (fz_mrs[i].used && fz_mrs[i].fdi == c->fdi &&
+		if (fz_mrs[i].used && !fz_mrs[i].busy &&
+		    fz_mrs[i].fdi == c->fdi &&
 		    fz_mrs[i].id == m->mr_id && !fz_fds[c->fdi].shared)
 			fz_finding(t, F_IDS, "MR_REG returned mr_id %u, already a live registration of fd%d",
 				   m->mr_id, c->fdi);
@@ -206,7 +213,7 @@ void fz_gen_dereg(struct fz_thread *t, int fdi)
 	struct fz_rng *r = &t->rng;
 	struct collx_mr_dereg *d;
 	struct fz_call c;
-	int mi = -1, err, i;
+	int mi = -1, byno = -1, err, i;
 
 	pthread_mutex_lock(&fz_lock);
 	if (fz_pm(r, 850))
@@ -222,6 +229,18 @@ void fz_gen_dereg(struct fz_thread *t, int fdi)
 	d = &c.st.dereg;
 	d->mr_id = mi >= 0 ? fz_mrs[mi].id :
 		   fz_pm(r, 500) ? fz_u32(r) : (uint32_t)fz_below(r, 16);
+	if (mi < 0) {
+		/* By number: a live one it names is busy meanwhile too. */
+		pthread_mutex_lock(&fz_lock);
+		for (i = 0; i < FZ_MAX_MRS && byno < 0; i++) {
+			if (fz_mrs[i].used && !fz_mrs[i].busy &&
+			    fz_mrs[i].fdi == fdi && fz_mrs[i].id == d->mr_id) {
+				fz_mrs[i].busy = true;
+				byno = i;
+			}
+		}
+		pthread_mutex_unlock(&fz_lock);
+	}
 	if (mi >= 0 && fz_pm(r, 500)) {
 		d->flags = fz_u32(r) | 1;
 		c.expect = EOPNOTSUPP;
@@ -236,6 +255,8 @@ void fz_gen_dereg(struct fz_thread *t, int fdi)
 	pthread_mutex_lock(&fz_lock);
 	if (mi >= 0)
 		fz_mrs[mi].busy = false;
+	if (byno >= 0)
+		fz_mrs[byno].busy = false;
 	if (!err) {
 		for (i = 0; i < FZ_MAX_MRS; i++) {
 			if (fz_mrs[i].used && fz_mrs[i].fdi == fdi &&

@@ -321,7 +321,9 @@ void fz_plan_break(struct fz_thread *t, struct fz_plan *p)
 		p->alt = EINVAL;
 		break;
 	case D_RECV_RO:
-		p->recv = (fz_pm(r, 500) ? fz_mem.ro : fz_mem.ro_zero) +
+		/* Not where a read-only input lies: they must not overlap. */
+		p->recv = (fz_pm(r, 500) && !p->ro_src ? fz_mem.ro :
+			   fz_mem.ro_zero) +
 			  fz_below(r, fz_mem.ro_len - p->out_bytes + 1);
 		p->expect = EFAULT;
 		break;
