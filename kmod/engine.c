@@ -95,6 +95,20 @@ void collx_group_free(struct collx_group *g)
 	kfree(g);
 }
 
+/*
+ * A queued group holds a reference on each of its ops until it is freed:
+ * its passes read every op's state, completed ones included, while the
+ * process may already have taken (and freed) a completed op's record.
+ */
+static void collx_group_release(struct collx_group *g)
+{
+	u32 i;
+
+	for (i = 0; i < g->nops; i++)
+		collx_op_put(g->ops[i]);
+	collx_group_free(g);
+}
+
 /**
  * collx_engine_queue() - queue a group behind the ones already there
  * @comm: the comm, with @comm->lock held
@@ -805,7 +819,7 @@ int collx_engine_progress(struct collx_comm *comm, struct collx_blame *b)
 			comm->progress_jiffies = jiffies;
 		if (!g->left) {
 			comm->run = NULL;
-			collx_group_free(g);
+			collx_group_release(g);
 			continue;
 		}
 		if (budget <= 0)
@@ -850,13 +864,13 @@ void collx_engine_fail_all(struct collx_comm *comm, const struct collx_blame *b)
 	lockdep_assert_held(&comm->lock);
 	if (comm->run) {
 		collx_fail_group(comm, comm->run, b);
-		collx_group_free(comm->run);
+		collx_group_release(comm->run);
 		comm->run = NULL;
 	}
 	list_for_each_entry_safe(g, tmp, &comm->queue, entry) {
 		list_del(&g->entry);
 		collx_fail_group(comm, g, b);
-		collx_group_free(g);
+		collx_group_release(g);
 	}
 }
 

@@ -588,8 +588,8 @@ void collx_op_complete(struct collx_op *op, int status, u32 rank, u32 phase,
 		      op->cmpl.bytes, op->cmpl.end_ns - op->cmpl.start_ns);
 	atomic_dec(&collx_stats.ops);
 	atomic64_inc(status ? &collx_stats.ops_failed : &collx_stats.ops_done);
+	/* The group's reference goes when the group is freed. */
 	collx_file_post(op->cf, op);
-	collx_op_put(op);	/* the group's */
 }
 
 /**

@@ -115,7 +115,7 @@ stage_build() {
 # collx-netmon's attribution logic (bpf check), each printing TAP.
 stage_unit() {
 	local dir name
-	for dir in tests/unit tests/unit/lib bpf user/doctor Documentation/man; do
+	for dir in tests/unit tests/unit/lib bpf user/doctor user/ckpt Documentation/man; do
 		name=$(echo "$dir" | tr / _)
 		if [ ! -f "$dir/Makefile" ]; then
 			echo "not ok - unit: $dir/Makefile missing"

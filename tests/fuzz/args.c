@@ -101,6 +101,12 @@ void fz_timer(struct fz_thread *t, unsigned int ms)
 		return;
 	its.it_value.tv_sec = ms / 1000;
 	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+	/*
+	 * Again every @ms until cleared: a single expiry may come before
+	 * the call goes to sleep (a few ms are nothing under TCG), and the
+	 * call would then block for good.
+	 */
+	its.it_interval = its.it_value;
 	timer_settime(t->timer, 0, &its, NULL);
 }
 

@@ -44,7 +44,7 @@ fail_setup() {
 	finish 125
 }
 
-mount -t tmpfs tmpfs /dev/shm 2>/dev/null
+mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm 2>/dev/null
 mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null

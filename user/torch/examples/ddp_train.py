@@ -24,6 +24,7 @@ T_START = time.time()
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
+import faulthandler  # noqa: E402
 import hashlib  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
@@ -128,6 +129,10 @@ def main():
             world, sum(p.numel() for p in trainers[0].ddp.parameters()), args.batch, cols),
             flush=True)
     for step in range(1, args.steps + 1):
+        # A step that takes longer than twice collx's timeout (which ends
+        # any collective that stopped) is stuck outside the collectives:
+        # say where every thread is.
+        faulthandler.dump_traceback_later(2 * args.timeout)
         x, y = batch(args.seed, step, rank, args.batch)
         losses = [t.step(x, y) for t in trainers]
         if step == STEADY - 1 and collx_pg is not None:
@@ -152,6 +157,7 @@ def main():
         line += "".join("  %10.1f" % (t.times[-1] * 1e3) for t in trainers)
         if rank == 0:
             print(line, flush=True)
+        faulthandler.cancel_dump_traceback_later()
 
     if rank == 0:
         for t in trainers:
