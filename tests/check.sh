@@ -97,7 +97,7 @@ stage_build() {
 		step "build: libcollx_ckpt and collx-ckptd" make --no-print-directory -C user/ckpt
 	fi
 	if [ -f user/torch/Makefile ]; then
-		step "build: the torch.distributed backend" make --no-print-directory -C user/torch
+		step "build: the torch.distributed backend" make --no-print-directory -j"$(nproc)" -C user/torch
 	fi
 	step "build: man pages" make --no-print-directory -C Documentation/man
 	step "build: Debian packages (make deb)" scripts/deb/build.sh
@@ -187,10 +187,14 @@ stage_lab() {
 	done
 }
 
-# arm64: the module cross-built for Debian's arm64 kernels and the unit
-# tests under qemu-user (make check-arm64 also boots an aarch64 lab).
+# arm64: the module cross-built for each of Debian's arm64 kernels, the
+# unit tests under qemu-user, and a 2-node aarch64 lab on the newest
+# kernel (make check-arm64 boots one per kernel).
 stage_arm64() {
-	COLLX_ARM64_LAB=${COLLX_ARM64_LAB:-0} COLLX_LAB_LOCK= tests/arm64/check.sh 2>"$LOGS/arm64.log"
+	local newest
+	newest=$(. scripts/arm64/env.sh && arm64_kvers | tail -n1)
+	COLLX_ARM64_LAB_KERNELS=${COLLX_ARM64_LAB_KERNELS:-$newest} COLLX_LAB_LOCK= \
+		tests/arm64/check.sh 2>"$LOGS/arm64.log"
 	[ "$?" = 0 ] || echo "# arm64: see .build/check/arm64.log"
 }
 

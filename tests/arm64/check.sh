@@ -64,9 +64,10 @@ else
 	exit 1
 fi
 
-# COLLX_ARM64_LAB=0 (make check): the builds and unit tests only.
+# COLLX_ARM64_LAB=0: the builds and unit tests only; COLLX_ARM64_LAB_KERNELS:
+# the kernels the lab boots (default: every one built).
 [ "${COLLX_ARM64_LAB:-1}" != 0 ] || exit $fail
-for k in $kvers; do
+for k in ${COLLX_ARM64_LAB_KERNELS:-$kvers}; do
 	[ -n "${ko[$k]:-}" ] || { notok "arm64 lab $k: no module"; continue; }
 	root=$ARM64_CACHE/root-$k.cpio.gz
 	logs=$ARM64_CACHE/lab-$k

@@ -47,6 +47,7 @@ int fz_fd_add(int fd, bool shared, bool scenario, bool blocking)
 
 void fz_fd_forget(int fdi)
 {
+	uint32_t gen;
 	int i;
 
 	for (i = 0; i < FZ_MAX_OPS; i++)
@@ -60,7 +61,9 @@ void fz_fd_forget(int fdi)
 			fz_mr_gone(i);
 	fz_limbo_forget(fdi);
 	free(fz_fds[fdi].seen);
+	gen = fz_fds[fdi].gen;
 	memset(&fz_fds[fdi], 0, sizeof(fz_fds[fdi]));
+	fz_fds[fdi].gen = gen;	/* fz_fd_add() bumps it */
 }
 
 int fz_comm_add(int fdi, uint32_t id, uint32_t gid, uint32_t nranks,
