@@ -514,7 +514,8 @@ enum collx_phase {
  * (no such communicator), EPIPE (the communicator is in its error state:
  * destroy it), EOPNOTSUPP (a flag, coll, dtype, redop or algorithm
  * unknown, or the forced algorithm cannot run the collective, on any
- * number of ranks), EINVAL (root out of range, a
+ * number of ranks), EINVAL (root out of range, a send or recv naming
+ * this rank - libcollx turns a matched pair in a group into a copy - a
  * buffer missing or overlapping where it must not), EFAULT (a buffer is
  * not mapped as needed, or @op_id cannot be written: checked first, and
  * nothing is queued), ENOMEM (RLIMIT_MEMLOCK for bounced pages), EAGAIN
