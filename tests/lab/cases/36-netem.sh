@@ -11,6 +11,12 @@
 collx_nodes 4
 collx_port 29638
 NETEM=${COLLX_FAULT_NETEM:-loss 5% delay 50ms}
+# On 6.1 a QP failed under this loss once (no completion error before it:
+# rxe's RC retransmission gave up; retry_count is 7 already): open, see
+# issue 10's note.  6.12 runs it.
+case $(uname -r):${COLLX_FAULT_NETEM:-} in
+6.1.*:) lab_skip "5 % loss on 6.1's rxe: a QP failure under investigation (issue 10)" ;;
+esac
 fault_baseline
 # Each node asks for its own port; the switch clears it after 200 s at most.
 lab_fault_netem "$COLLX_RANK" "$NETEM" 200

@@ -73,13 +73,14 @@ if [ "$COLLX_RANK" = 0 ]; then
 	echo "prometheus up after $((n / 2)) s, scraping $EXPORTER"
 fi
 lab_barrier prom-up 180 || lab_fail barrier
-timeout 150 "$BENCH" -b 256K -e 256K -n 40 -w 2 >"$NM_DIR/prom-bench.log" 2>&1 &
+timeout 150 "$BENCH" -b 256K -e 256K -n 60 -w 2 >"$NM_DIR/prom-bench.log" 2>&1 &
 bpid=$!
 if [ "$COLLX_RANK" = 0 ]; then
 	sleep 1
 	# two bursts far enough apart that scrapes see the first one alone
+	# (1 s scrapes, netmon's 1 s refresh, and a TCG guest's stalls)
 	switch_inject pfc --prio 3 --quanta 0xffff --count 15 --interval-us 20000 || lab_fail inject
-	sleep 3
+	sleep 6
 	switch_inject pfc --prio 3 --quanta 0xffff --count 15 --interval-us 20000 || lab_fail inject
 fi
 wait "$bpid" || { cat "$NM_DIR/prom-bench.log"; lab_fail "collx-bench failed"; }
