@@ -411,9 +411,9 @@ static void take_back(struct dbuf *b, bool revoke)
 		     revoke ? "revoke" : "move", mv.notified, mv.unnotified);
 }
 
-/* An allreduce that must fail with EFAULT (its buffer was taken back). */
-static void expect_efault(struct collx_comm *comm, struct dbuf *src,
-			  struct dbuf *dst, size_t count, const char *when)
+/* An allreduce of @src into @dst, submitted and waited for: its errno. */
+static int allreduce_err(struct collx_comm *comm, struct dbuf *src,
+			 struct dbuf *dst, size_t count)
 {
 	struct collx_args a = {
 		.coll = COLLX_COLL_ALLREDUCE, .dtype = COLLX_FP32,
@@ -426,6 +426,15 @@ static void expect_efault(struct collx_comm *comm, struct dbuf *src,
 	err = collx_submit(comm, &a, &op);
 	if (!err)
 		err = collx_wait(op, NULL);
+	return err;
+}
+
+/* An allreduce that must fail with EFAULT (its buffer was taken back). */
+static void expect_efault(struct collx_comm *comm, struct dbuf *src,
+			  struct dbuf *dst, size_t count, const char *when)
+{
+	int err = allreduce_err(comm, src, dst, count);
+
 	if (err != -EFAULT)
 		FAIL("allreduce %s: %s, want EFAULT", when, collx_strerror(err));
 }
@@ -438,17 +447,8 @@ static void expect_efault(struct collx_comm *comm, struct dbuf *src,
 static int expect_efault_or_failed(struct collx_comm *comm, struct dbuf *src,
 				   struct dbuf *dst, size_t count, const char *when)
 {
-	struct collx_args a = {
-		.coll = COLLX_COLL_ALLREDUCE, .dtype = COLLX_FP32,
-		.redop = COLLX_OP_SUM, .count = count, .sendbuf = src->addr,
-		.recvbuf = dst->addr,
-	};
-	struct collx_op *op;
-	int err;
+	int err = allreduce_err(comm, src, dst, count);
 
-	err = collx_submit(comm, &a, &op);
-	if (!err)
-		err = collx_wait(op, NULL);
 	if (err != -EFAULT && err != -EPIPE)
 		FAIL("allreduce %s: %s, want EFAULT or EPIPE", when, collx_strerror(err));
 	return err;
