@@ -289,6 +289,8 @@ struct collx_conn_params {
  * @rq_flushed: a receive completed in error: every earlier arrival has
  *	been seen, none will follow
  * @abort: what the peer's ABORT said (valid when @aborted)
+ * @abort_arrived: how many of our data writes the ABORT says arrived:
+ *	those are delivered, whatever their completions say
  * @aborted: the peer sent an ABORT
  * @tx_seq: groups that sent to this peer
  * @rx_seq: groups that received from this peer
@@ -361,6 +363,7 @@ struct collx_peer {
 	u32 credits_owed;
 	bool rq_flushed;
 	struct collx_blame abort;
+	u64 abort_arrived;
 	bool aborted;
 	u64 tx_seq;
 	u64 rx_seq;

@@ -58,8 +58,13 @@ static inline u32 collx_staging_bytes(void)
 #define COLLX_RETRY_MS		100
 /* A handshake that has not finished after this is dropped. */
 #define COLLX_HANDSHAKE_MS	5000
-/* How long teardown waits for an ABORT to reach a peer before it cuts. */
-#define COLLX_ABORT_WAIT_MS	500
+/*
+ * How long teardown waits for an ABORT to reach a peer before it cuts:
+ * a few of the transport's retransmissions (rdma_cm's RoCE ACK timeout is
+ * about 0.5 s), as a survivor whose last write lost its ACK learns from
+ * the ABORT that the data arrived.  A live peer acknowledges in one RTT.
+ */
+#define COLLX_ABORT_WAIT_MS	2000
 /* RC transport retries (7 = the most) and RNR retries (7 = forever). */
 #define COLLX_RETRY_COUNT	7
 #define COLLX_RNR_RETRY_COUNT	7

@@ -242,6 +242,10 @@ int collx_dest_retire(struct collx_peer *peer, u32 dmr, u64 cookie)
  * @cq: the CQ
  * @wc: the completion
  *
+ * A flushed one closes the window too: the QP is in error, and only this
+ * QP (the MR's PD has no other) could write through it.  Whether what the
+ * peer wrote there arrived, the engine has counted already.
+ *
  * Context: the CQ's workqueue.
  */
 void collx_dest_inv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -258,7 +262,8 @@ void collx_dest_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 		d = &peer->dmrs[k];
 		peer->inv_done++;
-		if (wc->status == IB_WC_SUCCESS)
+		if (wc->status == IB_WC_SUCCESS ||
+		    wc->status == IB_WC_WR_FLUSH_ERR)
 			d->state = COLLX_DEST_FREE;
 		else
 			d->failed = true;

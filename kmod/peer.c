@@ -407,6 +407,7 @@ static void collx_peer_reset(struct collx_peer *peer)
 	peer->inv_posted = 0;
 	peer->inv_done = 0;
 	peer->aborted = false;
+	peer->abort_arrived = 0;
 	memset(peer->rdest, 0, sizeof(peer->rdest));
 	spin_unlock_irqrestore(&peer->lock, flags);
 }

@@ -135,9 +135,14 @@ struct collx_wire_dest {
  * @rank: the rank blamed (COLLX_RANK_NONE: nobody)
  * @phase: enum collx_phase
  * @step: step within @phase
+ * @arrived: how many of the receiver's data writes arrived here, ever
  *
  * Sent before disconnecting, so that every survivor of a failure blames
- * the rank that caused it rather than the neighbour that hung up.
+ * the rank that caused it rather than the neighbour that hung up.  A
+ * destroy sends one too (naming itself, -ECONNRESET).  @arrived settles
+ * writes whose acknowledgment was lost: the disconnect flushes them on
+ * the receiver, but the data is here, and the peer's collective that
+ * needed it completed.
  */
 struct collx_wire_abort {
 	__be32 magic;
@@ -146,6 +151,7 @@ struct collx_wire_abort {
 	__be32 rank;
 	__be32 phase;
 	__be32 step;
+	__be64 arrived;
 };
 
 /*

@@ -213,7 +213,13 @@ int collx_peer_post_abort(struct collx_peer *peer, int err, u32 rank,
 	struct collx_wire_abort *msg = collx_ctrl_buf(peer, idx);
 	struct ib_send_wr wr;
 	struct ib_sge sge;
+	unsigned long flags;
+	u64 arrived;
 
+	spin_lock_irqsave(&peer->lock, flags);
+	arrived = peer->rx_consumed + (u32)(peer->arr_tail - peer->arr_head);
+	spin_unlock_irqrestore(&peer->lock, flags);
+	BUILD_BUG_ON(sizeof(*msg) > COLLX_CTRL_SIZE);
 	memset(msg, 0, sizeof(*msg));
 	msg->magic = cpu_to_be32(COLLX_WIRE_MAGIC);
 	msg->type = cpu_to_be32(COLLX_CTRL_ABORT);
@@ -221,6 +227,7 @@ int collx_peer_post_abort(struct collx_peer *peer, int err, u32 rank,
 	msg->rank = cpu_to_be32(rank);
 	msg->phase = cpu_to_be32(phase);
 	msg->step = cpu_to_be32(step);
+	msg->arrived = cpu_to_be64(arrived);
 	collx_peer_ctrl_send(peer, idx, sizeof(*msg), &peer->abort_cqe, &sge,
 			     &wr);
 	return collx_peer_post(peer, &wr);
@@ -446,10 +453,17 @@ static void collx_peer_recv_ready(struct collx_peer *peer,
 static void collx_peer_recv_abort(struct collx_peer *peer,
 				  const struct collx_wire_abort *msg, u32 len)
 {
+	u64 arrived = len < sizeof(*msg) ? 0 : be64_to_cpu(msg->arrived);
 	unsigned long flags;
+	bool bad;
 	s32 err;
 
-	if (len < sizeof(*msg) || !READ_ONCE(peer->ever_ready)) {
+	spin_lock_irqsave(&peer->lock, flags);
+	/* More arrived than we ever wrote: nothing it says is believed. */
+	bad = len < sizeof(*msg) || !peer->ever_ready ||
+	      arrived > peer->tx_posted;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	if (bad) {
 		collx_peer_broken(peer, -EPROTO);
 		return;
 	}
@@ -458,6 +472,7 @@ static void collx_peer_recv_abort(struct collx_peer *peer,
 		err = -ECONNRESET;
 	spin_lock_irqsave(&peer->lock, flags);
 	if (!peer->aborted) {
+		peer->abort_arrived = arrived;
 		peer->aborted = true;
 		peer->abort.err = err;
 		peer->abort.rank = be32_to_cpu(msg->rank);
@@ -596,20 +611,30 @@ static void collx_peer_abort_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&peer->abort_done);
 }
 
-/* A data write completed; error completions carry no opcode. */
+/*
+ * A data write completed; error completions carry no opcode.  One that
+ * failed (flushed by the peer's disconnect, usually) is still delivered
+ * if the peer's ABORT, received before the disconnect, counted it: its
+ * acknowledgment was lost, not the data.
+ */
 static void collx_peer_write_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
 					       write_cqe);
+	bool delivered = false;
 	unsigned long flags;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	if (wc->status == IB_WC_SUCCESS && !peer->tx_errs)
+	if (!peer->tx_errs)
+		delivered = wc->status == IB_WC_SUCCESS ||
+			    (peer->aborted &&
+			     peer->tx_done < peer->abort_arrived);
+	if (delivered)
 		peer->tx_done++;
 	else
 		peer->tx_errs++;
 	spin_unlock_irqrestore(&peer->lock, flags);
-	if (wc->status != IB_WC_SUCCESS)
+	if (wc->status != IB_WC_SUCCESS && !delivered)
 		collx_peer_wc_error(peer, wc, "write to");
 	peer->ops->kick(peer);
 }
