@@ -383,9 +383,11 @@ void collx_comm_work(struct work_struct *work)
 	mutex_unlock(&comm->lock);
 
 	if (abort) {
-		pr_info("comm %u: rank %u failed: error %d, rank %d, phase %u step %u\n",
-			comm->id, comm->params.rank, b.err, (int)b.rank,
-			b.phase, b.step);
+		/* A destroy is not a failure worth a line in the log. */
+		if (b.err != -ECANCELED)
+			pr_info("comm %u: rank %u failed: error %d, rank %d, phase %u step %u\n",
+				comm->id, comm->params.rank, b.err,
+				(int)b.rank, b.phase, b.step);
 		collx_comm_abort_peers(comm, &b);
 		/* The NIC lets go of failed ops' buffers now. */
 		for (i = 0; i < comm->params.nranks; i++) {

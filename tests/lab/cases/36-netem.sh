@@ -1,28 +1,24 @@
 # A lossy, slow fabric: netem drops 5 % of the packets into every node and
 # delays them 50 ms (each switch port's egress).  No link is cut, so every
 # allreduce of every size completes, exactly (collx-bench checks each
-# element); the table gives each size's time.  Afterwards the counters,
-# QPs, MRs and pinned pages are back to their baseline.  COLLX_FAULT_NETEM
-# (lab.sh -e) runs other netem arguments.
-# lab-timeout: 240
+# element), and so does the last one, whose ACKs the loss may eat before
+# the peer destroys its comm (its ABORT says what arrived); the table
+# gives each size's time.  Afterwards the counters, QPs, MRs and pinned
+# pages are back to their baseline.  COLLX_FAULT_NETEM (lab.sh -e) runs
+# other netem arguments.
+# lab-timeout: 300
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 . "$COLLX_SRC/tests/fault/lab-lib.sh"
 collx_nodes 4
 collx_port 29638
 NETEM=${COLLX_FAULT_NETEM:-loss 5% delay 50ms}
-# On 6.1 a QP failed under this loss once (no completion error before it:
-# rxe's RC retransmission gave up; retry_count is 7 already): open, see
-# issue 10's note.  6.12 runs it.
-case $(uname -r):${COLLX_FAULT_NETEM:-} in
-6.1.*:) lab_skip "5 % loss on 6.1's rxe: a QP failure under investigation (issue 10)" ;;
-esac
 fault_baseline
-# Each node asks for its own port; the switch clears it after 200 s at most.
-lab_fault_netem "$COLLX_RANK" "$NETEM" 200
+# Each node asks for its own port; the switch clears it after 280 s at most.
+lab_fault_netem "$COLLX_RANK" "$NETEM" 280
 trap 'lab_fault_netem_clear "$COLLX_RANK" >/dev/null' EXIT
 lab_barrier netem-on 60 || lab_fail "barrier"
-BENCH_TIMEOUT=180
+BENCH_TIMEOUT=240
 out=$(collx_bench_ok -d float -o sum --counts 1,1021,65536 -n 2 -w 0 -c 1 -z 1) ||
 	{ printf '%s\n' "$out"; lab_fail "an allreduce under '$NETEM' failed or was wrong"; }
 printf '%s\n' "$out"
