@@ -5,7 +5,9 @@
 # collx-bench allreduce (fp32 sum, 8 B to 1 MiB) on every node and prints
 # rank 0's table, then the link's own figure (ib_write_bw) and Gloo's ring
 # allreduce over ibverbs on the same nodes (when libgloo-dev is installed:
-# scripts/install-deps.sh --bench), with collx's ratio to each.
+# scripts/install-deps.sh --bench), with collx's ratio to each.  Ends with
+# DDP training on the nodes, collx beside gloo (tests/lab/demo-ddp.sh; when
+# python3-torch is installed).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 KERNEL=6.12
@@ -68,5 +70,12 @@ if [ -s "$OUT/node0/gloo.txt" ]; then
 			ratio = g > 0 ? bus / g : 0
 			printf "\ncollx busbw at 1 MiB: %.4f GB/s; Gloo: %.4f GB/s; ratio %.2f\n", bus, g, ratio }'
 	fi
+fi
+if [ -f /usr/lib/python3/dist-packages/torch/__init__.py ] && [ "$NODES" -ge 2 ]; then
+	echo
+	tests/lab/demo-ddp.sh -k "$KERNEL" -n "$NODES" -m "$SRC/build/$KREL/kmod/collx.ko" ||
+		status=1
+else
+	echo "demo: no python3-torch (scripts/install-deps.sh) or one node: no DDP training" >&2
 fi
 exit $status

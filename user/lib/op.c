@@ -138,6 +138,33 @@ static void op_desc(const struct collx_op *op, char *out, size_t len)
 			 collx_algo_name(op->s.flags & COLLX_SUBMIT_ALGO_MASK));
 }
 
+/*
+ * SUBMIT said EPIPE: the comm failed before this op.  Say what failed it
+ * (COMM_QUERY keeps the first failure), so that a submit racing a peer's
+ * death names that peer like the op that saw it would have.
+ */
+static void log_earlier_failure(struct collx_comm *comm, const char *d)
+{
+	struct collx_comm_query q = {
+		.size = sizeof(q),
+		.comm_id = comm->comm_id,
+	};
+	char who[160];
+
+	if (!comm->abi11 || collx_ioctl(comm->fd, COLLX_IOC_COMM_QUERY, &q) ||
+	    q.state != COLLX_COMM_STATE_ERROR || q.error >= 0) {
+		collx_set_error(comm, "%s: comm %u is in its error state after an earlier failure; destroy it",
+				d, comm->global_id);
+		return;
+	}
+	if (!comm->async_error)
+		comm->async_error = q.error;
+	collx_rank_desc(comm, q.failed_rank, who, sizeof(who));
+	collx_set_error(comm, "%s on rank %d: %s; %s, %s step %u (comm %u failed before this submit; destroy it)",
+			d, comm->rank, collx_strerror(q.error), who, collx_phase_name(q.phase),
+			q.step, comm->global_id);
+}
+
 static void log_submit_error(struct collx_op *op, int err, int index, int n)
 {
 	struct collx_comm *comm = op->comm;
@@ -151,8 +178,7 @@ static void log_submit_error(struct collx_op *op, int err, int index, int n)
 			 d, comm->global_id);
 		TRACE(op_subsys(op), comm->rank, "%s", comm->last_error);
 	} else if (err == -EPIPE)
-		collx_set_error(comm, "%s: comm %u is in its error state after an earlier failure; destroy it",
-				d, comm->global_id);
+		log_earlier_failure(comm, d);
 	else if (err == -ECANCELED)
 		collx_set_error(comm, "%s: comm %u was destroyed", d, comm->global_id);
 	else if (n > 1)
