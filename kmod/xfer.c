@@ -454,24 +454,17 @@ static void collx_peer_recv_abort(struct collx_peer *peer,
 				  const struct collx_wire_abort *msg, u32 len)
 {
 	u64 arrived = len < sizeof(*msg) ? 0 : be64_to_cpu(msg->arrived);
+	s32 err = len < sizeof(*msg) ? 0 : (s32)be32_to_cpu(msg->err);
 	unsigned long flags;
 	bool bad;
-	s32 err;
 
+	if (err >= 0 || err < -MAX_ERRNO)
+		err = -ECONNRESET;
 	spin_lock_irqsave(&peer->lock, flags);
 	/* More arrived than we ever wrote: nothing it says is believed. */
 	bad = len < sizeof(*msg) || !peer->ever_ready ||
 	      arrived > peer->tx_posted;
-	spin_unlock_irqrestore(&peer->lock, flags);
-	if (bad) {
-		collx_peer_broken(peer, -EPROTO);
-		return;
-	}
-	err = (s32)be32_to_cpu(msg->err);
-	if (err >= 0 || err < -MAX_ERRNO)
-		err = -ECONNRESET;
-	spin_lock_irqsave(&peer->lock, flags);
-	if (!peer->aborted) {
+	if (!bad && !peer->aborted) {
 		peer->abort_arrived = arrived;
 		peer->aborted = true;
 		peer->abort.err = err;
@@ -485,7 +478,7 @@ static void collx_peer_recv_abort(struct collx_peer *peer,
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 	/* What it sent before the ABORT is still good: only fail the link. */
-	collx_peer_broken(peer, err);
+	collx_peer_broken(peer, bad ? -EPROTO : err);
 }
 
 /* A control message arrived. */

@@ -13,8 +13,8 @@
 # names) which lab.sh collects into faults.txt.  fault_expect records what
 # the contract wants; fault_finish checks that the collx counters, the
 # RDMA resources and the pinned pages are back to (at most) what
-# fault_baseline saw,
-# and fails the case with every unmet expectation at once.
+# fault_baseline saw, and fails the case with every unmet expectation at
+# once.
 FAULT_CASE=$(basename "$0" .sh)
 FAULT_DIR=$COLLX_LAB_DIR/fault/$FAULT_CASE
 FAULT_TOOLS=$COLLX_SRC/tests/fault

@@ -138,6 +138,17 @@ static void op_desc(const struct collx_op *op, char *out, size_t len)
 			 collx_algo_name(op->s.flags & COLLX_SUBMIT_ALGO_MASK));
 }
 
+/* "<what> on rank R: <error>; rank F (host, addr), <phase> step S<tail>" */
+static void set_failure(struct collx_comm *comm, const char *what, int err, uint32_t rank,
+			uint32_t phase, uint32_t step, const char *tail)
+{
+	char who[160];
+
+	collx_rank_desc(comm, rank, who, sizeof(who));
+	collx_set_error(comm, "%s on rank %d: %s; %s, %s step %u%s", what, comm->rank,
+			collx_strerror(err), who, collx_phase_name(phase), step, tail);
+}
+
 /*
  * SUBMIT said EPIPE: the comm failed before this op.  Say what failed it
  * (COMM_QUERY keeps the first failure), so that a submit racing a peer's
@@ -149,7 +160,7 @@ static void log_earlier_failure(struct collx_comm *comm, const char *d)
 		.size = sizeof(q),
 		.comm_id = comm->comm_id,
 	};
-	char who[160];
+	char tail[64];
 
 	if (!comm->abi11 || collx_ioctl(comm->fd, COLLX_IOC_COMM_QUERY, &q) ||
 	    q.state != COLLX_COMM_STATE_ERROR || q.error >= 0) {
@@ -159,10 +170,9 @@ static void log_earlier_failure(struct collx_comm *comm, const char *d)
 	}
 	if (!comm->async_error)
 		comm->async_error = q.error;
-	collx_rank_desc(comm, q.failed_rank, who, sizeof(who));
-	collx_set_error(comm, "%s on rank %d: %s; %s, %s step %u (comm %u failed before this submit; destroy it)",
-			d, comm->rank, collx_strerror(q.error), who, collx_phase_name(q.phase),
-			q.step, comm->global_id);
+	snprintf(tail, sizeof(tail), " (comm %u failed before this submit; destroy it)",
+		 comm->global_id);
+	set_failure(comm, d, q.error, q.failed_rank, q.phase, q.step, tail);
 }
 
 static void log_submit_error(struct collx_op *op, int err, int index, int n)
@@ -198,17 +208,15 @@ static void log_submit_error(struct collx_op *op, int err, int index, int n)
 static void log_done(const struct collx_op *op)
 {
 	struct collx_comm *comm = op->comm;
-	char d[160], mem[96], who[160];
+	char d[160], mem[96], what[192];
 	const struct collx_completion *c = &op->c;
 
 	op_desc(op, d, sizeof(d));
 	if (c->status && op->refused)
 		return;
 	if (c->status) {
-		collx_rank_desc(comm, c->failed_rank, who, sizeof(who));
-		collx_set_error(comm, "%s op %llu on rank %d: %s; %s, %s step %u", d,
-				(unsigned long long)c->op_id, comm->rank, collx_strerror(c->status),
-				who, collx_phase_name(c->phase), c->step);
+		snprintf(what, sizeof(what), "%s op %llu", d, (unsigned long long)c->op_id);
+		set_failure(comm, what, c->status, c->failed_rank, c->phase, c->step, "");
 		return;
 	}
 	collx_log_init();
