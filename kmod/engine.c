@@ -332,12 +332,14 @@ static void collx_blame(struct collx_blame *b, int err, u32 rank,
 
 /*
  * Has the peer shown no sign of life in this group: no chunk from it
- * consumed or waiting, no credit back?  A stuck rank is silent to all.
+ * consumed or waiting, no credit back, no ABORT?  A stuck rank is silent
+ * to all; one that told us why it failed is not.
  */
 static bool collx_chan_silent(const struct collx_chan *c)
 {
 	return !c->rx_unit && !collx_peer_has_arrival(c->peer) &&
-	       READ_ONCE(c->peer->credit_msgs) == c->credit_mark;
+	       READ_ONCE(c->peer->credit_msgs) == c->credit_mark &&
+	       !READ_ONCE(c->peer->aborted);
 }
 
 /*
@@ -396,12 +398,16 @@ static int collx_group_waits_for(struct collx_group *g, u32 skip,
 }
 
 /*
- * A failure that a peer's state explains: name whom the peer names.  If
- * it failed without saying why, another peer's ABORT may have (a rank
- * that went away says so to all its peers; the failure reaches us first
- * through a neighbour's hang-up).  And when this rank itself waits on a
- * peer that has been silent all group, that direct observation names the
- * stuck rank better than hearsay does.
+ * A failure that a peer's state explains: name whom the peer names.  A
+ * peer whose ABORT names itself went away (its destroy, its own local
+ * error): that is first-hand, and final.  If it failed without saying
+ * why, another peer's ABORT may have (a rank that went away says so to
+ * all its peers; the failure reaches us first through a neighbour's
+ * hang-up).  And when this rank itself waits on a peer that has been
+ * silent all group, that direct observation names the stuck rank better
+ * than hearsay does.  (Early in a group every peer looks silent, which is
+ * why a peer's word about itself is never overridden: a rank killed as a
+ * group starts was once blamed on the neighbour after it.)
  */
 static void collx_blame_peer(struct collx_comm *comm, struct collx_group *g,
 			     struct collx_blame *b, int err,
@@ -411,7 +417,8 @@ static void collx_blame_peer(struct collx_comm *comm, struct collx_group *g,
 	u32 i;
 
 	collx_blame(b, err, c->rank, x);
-	collx_peer_blame(c->peer, b);
+	if (collx_peer_told(c->peer, b) && b->rank == c->rank)
+		return;
 	for (i = 0; b->rank == c->rank && i < comm->params.nranks; i++) {
 		struct collx_peer *p = READ_ONCE(comm->peers[i]);
 

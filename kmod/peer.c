@@ -125,8 +125,12 @@ int collx_peer_failed(struct collx_peer *peer)
  * collx_peer_drained() - a failed connection with nothing more to deliver
  * @peer: the connection
  *
- * Its receive queue has been flushed, so every chunk it got through has
- * been seen: waiting for more from it is now an error.
+ * Its receive queue has been flushed, or it sent an ABORT (which, on one
+ * RC queue pair, completes after every write it made before): every chunk
+ * it got through has been seen, and waiting for more from it is now an
+ * error.  Not waiting for the flush after an ABORT fails an op that needs
+ * a killed rank's data as soon as its ABORT arrives, not when its
+ * hang-up does (up to COLLX_ABORT_WAIT_MS later).
  *
  * Context: any; takes @peer->lock.
  * Return: its negative errno, or 0.
@@ -138,7 +142,7 @@ int collx_peer_drained(struct collx_peer *peer)
 
 	spin_lock_irqsave(&peer->lock, flags);
 	if (peer->state == COLLX_PEER_FAILED &&
-	    (peer->rq_flushed || !peer->qp))
+	    (peer->rq_flushed || !peer->qp || peer->aborted))
 		err = peer->err ? peer->err : -ECONNRESET;
 	spin_unlock_irqrestore(&peer->lock, flags);
 	return err;
