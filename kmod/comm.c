@@ -284,7 +284,10 @@ static void collx_comm_dev_put(struct collx_dev_user *user)
 
 /* ---- progress and failure ---------------------------------------------- */
 
-/* A failed peer with nothing in flight fails the comm, naming whom it names. */
+/*
+ * A failed peer with nothing in flight fails the comm, naming whom it
+ * names; in the connect phase only if it never was connected.
+ */
 static int collx_comm_check_peers(struct collx_comm *comm,
 				  struct collx_blame *b)
 {
@@ -300,7 +303,8 @@ static int collx_comm_check_peers(struct collx_comm *comm,
 		if (!err || (!peer->ever_ready && !peer->active))
 			continue;	/* a refused attempt: may come back */
 		b->err = err;
-		b->phase = COLLX_PHASE_CONNECT;
+		b->phase = peer->ever_ready ? COLLX_PHASE_NONE :
+			   COLLX_PHASE_CONNECT;
 		b->step = 0;
 		collx_peer_blame(peer, b);
 		return err;

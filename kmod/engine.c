@@ -403,11 +403,12 @@ static int collx_group_waits_for(struct collx_group *g, u32 skip,
  * error): that is first-hand, and final.  If it failed without saying
  * why, another peer's ABORT may have (a rank that went away says so to
  * all its peers; the failure reaches us first through a neighbour's
- * hang-up).  And when this rank itself waits on a peer that has been
- * silent all group, that direct observation names the stuck rank better
- * than hearsay does.  (Early in a group every peer looks silent, which is
- * why a peer's word about itself is never overridden: a rank killed as a
- * group starts was once blamed on the neighbour after it.)
+ * hang-up).  And when this rank itself has waited long (half its
+ * timeout) on a peer that has been silent all group, that direct
+ * observation names the stuck rank better than hearsay does.  Silence
+ * means nothing sooner: behind a rank that was just killed, every rank
+ * downstream hears nothing, and the lab once saw survivors of a kill
+ * name each other that way.
  */
 static void collx_blame_peer(struct collx_comm *comm, struct collx_group *g,
 			     struct collx_blame *b, int err,
@@ -425,7 +426,9 @@ static void collx_blame_peer(struct collx_comm *comm, struct collx_group *g,
 		if (p && p != c->peer && collx_peer_told(p, b))
 			break;
 	}
-	if (collx_group_waits_for(g, c->rank, &own) >= 0 &&
+	if (time_after_eq(jiffies, comm->progress_jiffies +
+			  msecs_to_jiffies(comm->params.timeout_ms / 2)) &&
+	    collx_group_waits_for(g, c->rank, &own) >= 0 &&
 	    own.rank != b->rank &&
 	    collx_chan_silent(&g->chans[g->chan_of[own.rank] - 1])) {
 		own.err = b->err;

@@ -145,8 +145,13 @@ static void set_failure(struct collx_comm *comm, const char *what, int err, uint
 	char who[160];
 
 	collx_rank_desc(comm, rank, who, sizeof(who));
-	collx_set_error(comm, "%s on rank %d: %s; %s, %s step %u%s", what, comm->rank,
-			collx_strerror(err), who, collx_phase_name(phase), step, tail);
+	if (phase == COLLX_PHASE_NONE)	/* between collectives: no step */
+		collx_set_error(comm, "%s on rank %d: %s; %s%s", what, comm->rank,
+				collx_strerror(err), who, tail);
+	else
+		collx_set_error(comm, "%s on rank %d: %s; %s, %s step %u%s", what,
+				comm->rank, collx_strerror(err), who,
+				collx_phase_name(phase), step, tail);
 }
 
 /*
