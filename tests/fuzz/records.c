@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "plan.h"
 
@@ -177,6 +178,32 @@ void fz_limbo_forget(int fdi)
 	}
 }
 
+/*
+ * What the kernel says of an op the model still waits for: a WAIT that
+ * does not sleep.  ENOENT: the kernel has no such op (its record was
+ * consumed, or never kept); EAGAIN: still running; 0: the record was
+ * there all along (the fuzzer missed it).
+ */
+static void ask_kernel(const struct fz_op *op, char *out, size_t len)
+{
+	struct collx_wait w = {
+		.size = sizeof(w),
+		.op_id = op->id,
+	};
+	char b1[16];
+
+	if (!fz_fds[op->fdi].used) {
+		snprintf(out, len, "its fd is closed");
+		return;
+	}
+	if (ioctl(fz_fds[op->fdi].fd, COLLX_IOC_WAIT, &w))
+		snprintf(out, len, "WAIT now -> %s",
+			 fz_errname(errno, b1, sizeof(b1)));
+	else
+		snprintf(out, len, "WAIT now -> its record, status %d",
+			 w.completion.status);
+}
+
 void fz_records_final(struct fz_thread *t)
 {
 	unsigned int i;
@@ -201,14 +228,21 @@ void fz_records_final(struct fz_thread *t)
 	nlimbo = 0;
 	for (oi = 0; oi < FZ_MAX_OPS; oi++) {
 		const struct fz_op *op = &fz_ops[oi];
+		const struct fz_comm *cm = op->ci >= 0 ? &fz_comms[op->ci] : NULL;
+		char asked[96];
 
 		if (!op->used || fz_fds[op->fdi].shared)
 			continue;
-		fz_finding(t, F_LOST, "op %llu (%s on fd%d, submitted at call #%llu) never got its record%s",
+		ask_kernel(op, asked, sizeof(asked));
+		fz_finding(t, F_LOST, "op %llu (%s on fd%d comm %u, %s, submitted at call #%llu) never got its record%s; %s",
 			   (unsigned long long)op->id, fz_coll_name(op->coll),
-			   op->fdi, (unsigned long long)op->callno,
+			   op->fdi, op->comm_id,
+			   !cm || cm->gen != op->cgen || !cm->used ? "comm gone" :
+			   cm->dying ? "comm dying" : "comm live",
+			   (unsigned long long)op->callno,
 			   op->wait_efault ?
-			   " (a WAIT for it returned EFAULT: the record went with it)" : "");
+			   " (a WAIT for it returned EFAULT: the record went with it)" : "",
+			   asked);
 	}
 	if (foreign)
 		printf("records of other processes' ops on shared fds: %llu\n",
