@@ -35,5 +35,6 @@ int lab_inflight(void);				/* inflight.c */
 int lab_ringp2p(int argc, char **argv);		/* p2p.c */
 int lab_stuck(int argc, char **argv);		/* stuck.c */
 int lab_abort(int argc, char **argv);		/* abort.c */
+int lab_load(int argc, char **argv);		/* load.c */
 
 #endif

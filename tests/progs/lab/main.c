@@ -446,6 +446,8 @@ int main(int argc, char **argv)
 		return cmd_stall(atoi(argv[2]), argv[3]);
 	if (!strcmp(argv[1], "rawcreate"))
 		return cmd_rawcreate(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "load"))
+		return lab_load(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "matrix"))
 		return lab_matrix(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "inflight"))
@@ -457,6 +459,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "abort"))
 		return lab_abort(argc - 2, argv + 2);
 usage:
-	fprintf(stderr, "usage: collx_lab init|twocomm|async|destroy|loop FILE|stall RANK FILE|rawcreate MISSING TIMEOUT_MS ADDR...|matrix SPEC...|inflight|ringp2p COUNT|stuck RANK|abort RANK\n");
+	fprintf(stderr, "usage: collx_lab init|twocomm|async|destroy|loop FILE|stall RANK FILE|rawcreate MISSING TIMEOUT_MS ADDR...|matrix SPEC...|inflight|ringp2p COUNT|stuck RANK|abort RANK|load NCOMMS NOPS\n");
 	return 2;
 }
