@@ -130,7 +130,9 @@ int collx_peer_failed(struct collx_peer *peer)
  * it got through has been seen, and waiting for more from it is now an
  * error.  Not waiting for the flush after an ABORT fails an op that needs
  * a killed rank's data as soon as its ABORT arrives, not when its
- * hang-up does (up to COLLX_ABORT_WAIT_MS later).
+ * hang-up does (up to COLLX_ABORT_WAIT_MS later).  A peer failed for what
+ * it sent (-EPROTO) is not believed any more either: its connection still
+ * works, so no flush would ever come.
  *
  * Context: any; takes @peer->lock.
  * Return: its negative errno, or 0.
@@ -142,7 +144,8 @@ int collx_peer_drained(struct collx_peer *peer)
 
 	spin_lock_irqsave(&peer->lock, flags);
 	if (peer->state == COLLX_PEER_FAILED &&
-	    (peer->rq_flushed || !peer->qp || peer->aborted))
+	    (peer->rq_flushed || !peer->qp || peer->aborted ||
+	     peer->err == -EPROTO))
 		err = peer->err ? peer->err : -ECONNRESET;
 	spin_unlock_irqrestore(&peer->lock, flags);
 	return err;

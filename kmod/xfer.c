@@ -450,16 +450,34 @@ static void collx_peer_recv_ready(struct collx_peer *peer,
 	collx_cm_peer_ready(peer, msg->proof);
 }
 
+/*
+ * The errno a peer's ABORT may make our collectives end with: those the
+ * uapi documents for a completion that a remote failure explains.  Any
+ * other (its own -ENOMEM, a destroy's -ECANCELED, a hostile value) is, to
+ * us, a peer that went away.
+ */
+static int collx_abort_errno(s32 err)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+	case -EPROTO:
+	case -ENODEV:
+	case -EFAULT:
+		return err;
+	default:
+		return -ECONNRESET;
+	}
+}
+
 static void collx_peer_recv_abort(struct collx_peer *peer,
 				  const struct collx_wire_abort *msg, u32 len)
 {
 	u64 arrived = len < sizeof(*msg) ? 0 : be64_to_cpu(msg->arrived);
-	s32 err = len < sizeof(*msg) ? 0 : (s32)be32_to_cpu(msg->err);
+	s32 err = collx_abort_errno(len < sizeof(*msg) ? 0 :
+				    (s32)be32_to_cpu(msg->err));
 	unsigned long flags;
 	bool bad;
 
-	if (err >= 0 || err < -MAX_ERRNO)
-		err = -ECONNRESET;
 	spin_lock_irqsave(&peer->lock, flags);
 	/* More arrived than we ever wrote: nothing it says is believed. */
 	bad = len < sizeof(*msg) || !peer->ever_ready ||
