@@ -10,7 +10,7 @@
 
 #include <linux/types.h>
 
-#define COLLX_WIRE_MAGIC	0x434c5803	/* "CLX" v3 */
+#define COLLX_WIRE_MAGIC	0x434c5804	/* "CLX" v4 (READY is type 1) */
 #define COLLX_WIRE_NONCE	16
 #define COLLX_WIRE_PROOF	32
 

@@ -18,8 +18,11 @@
 #include "collx_loc.h"
 #include "wire.h"
 
-/* Control send buffers after the receive buffers. */
-#define COLLX_CTRL_READY	0
+/*
+ * Control send buffers after the receive buffers (their indices: not the
+ * wire's enum collx_wire_ctrl_type, whose READY this once shadowed).
+ */
+#define COLLX_CTRL_READY_BUF	0
 #define COLLX_CTRL_ABORT_BUF	1
 
 static void *collx_ctrl_buf(struct collx_peer *peer, u32 idx)
@@ -30,7 +33,7 @@ static void *collx_ctrl_buf(struct collx_peer *peer, u32 idx)
 /**
  * collx_peer_ctrl_send_buf() - control send buffer @which
  * @peer: the connection
- * @which: COLLX_CTRL_READY, COLLX_CTRL_ABORT_BUF, or COLLX_CTRL_SENDS + k
+ * @which: COLLX_CTRL_READY_BUF, COLLX_CTRL_ABORT_BUF, or COLLX_CTRL_SENDS + k
  *	for DEST MR k
  *
  * Context: any.
@@ -174,7 +177,7 @@ int collx_peer_post_reg(struct collx_peer *peer)
  */
 int collx_peer_send_ready(struct collx_peer *peer, const u8 *proof)
 {
-	u32 idx = collx_peer_ctrl_send_buf(peer, COLLX_CTRL_READY);
+	u32 idx = collx_peer_ctrl_send_buf(peer, COLLX_CTRL_READY_BUF);
 	struct collx_wire_ready *msg = collx_ctrl_buf(peer, idx);
 	struct ib_send_wr wr;
 	struct ib_sge sge;
