@@ -325,6 +325,33 @@ static int wait_ready(struct conn *c)
 	}
 }
 
+/* Free one attempt's id, QP, CQ, PD, MRs and buffers (any may be unset). */
+static void conn_drop(struct conn *c)
+{
+	if (c->id && c->id->qp)
+		rdma_destroy_qp(c->id);
+	if (c->ctrl_mr)
+		ibv_dereg_mr(c->ctrl_mr);
+	if (c->stage_mr)
+		ibv_dereg_mr(c->stage_mr);
+	if (c->send_mr)
+		ibv_dereg_mr(c->send_mr);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	free(c->ctrl);
+	free(c->stage);
+	free(c->send);
+	c->ctrl_mr = c->stage_mr = c->send_mr = NULL;
+	c->cq = NULL;
+	c->pd = NULL;
+	c->id = NULL;
+	c->ctrl = c->stage = c->send = NULL;
+}
+
 /* Rank 0 by hand: connect, prove, READY; rank 1 made meanwhile. */
 static int forge_connect(struct conn *c)
 {
@@ -412,17 +439,7 @@ static int forge_connect(struct conn *c)
 		if (!ret)
 			break;
 		/* Refused: start over on a fresh id. */
-		rdma_destroy_qp(c->id);
-		ibv_dereg_mr(c->ctrl_mr);
-		ibv_dereg_mr(c->stage_mr);
-		ibv_dereg_mr(c->send_mr);
-		free(c->ctrl);
-		free(c->stage);
-		free(c->send);
-		ibv_destroy_cq(c->cq);
-		ibv_dealloc_pd(c->pd);
-		rdma_destroy_id(c->id);
-		c->id = NULL;
+		conn_drop(c);
 		usleep(100000);
 	}
 	if (!c->id)
@@ -450,27 +467,11 @@ static void forge_close(struct conn *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
-	if (c->id) {
+	if (c->id)
 		rdma_disconnect(c->id);
-		if (c->id->qp)
-			rdma_destroy_qp(c->id);
-		if (c->ctrl_mr)
-			ibv_dereg_mr(c->ctrl_mr);
-		if (c->stage_mr)
-			ibv_dereg_mr(c->stage_mr);
-		if (c->send_mr)
-			ibv_dereg_mr(c->send_mr);
-		if (c->cq)
-			ibv_destroy_cq(c->cq);
-		if (c->pd)
-			ibv_dealloc_pd(c->pd);
-		rdma_destroy_id(c->id);
-	}
+	conn_drop(c);
 	if (c->ec)
 		rdma_destroy_event_channel(c->ec);
-	free(c->ctrl);
-	free(c->stage);
-	free(c->send);
 }
 
 static int send_forgery(struct conn *c, const struct forgery *f)
