@@ -21,12 +21,12 @@
 static const struct {
 	enum collx_dtype dt;
 	enum collx_redop op;
-	size_t count, esize;
+	size_t count;
 } rounds[] = {
-	{ COLLX_FP32, COLLX_OP_SUM, 1021, 4 },
-	{ COLLX_INT32, COLLX_OP_MAX, 4099, 4 },
-	{ COLLX_INT64, COLLX_OP_MIN, 257, 8 },
-	{ COLLX_INT32, COLLX_OP_SUM, 1, 4 },
+	{ COLLX_FP32, COLLX_OP_SUM, 1021 },
+	{ COLLX_INT32, COLLX_OP_MAX, 4099 },
+	{ COLLX_INT64, COLLX_OP_MIN, 257 },
+	{ COLLX_INT32, COLLX_OP_SUM, 1 },
 };
 
 struct load_comm {
@@ -72,7 +72,8 @@ int lab_load(int argc, char **argv)
 		for (i = 0; i < ncomms; i++) {
 			bench_fill(c[i].send, rounds[k].count, rounds[k].dt,
 				   rounds[k].op, n, lab_rank, it + i);
-			memset(c[i].recv, 0, rounds[k].count * rounds[k].esize);
+			memset(c[i].recv, 0, rounds[k].count *
+			       collx_dtype_size(rounds[k].dt));
 			if (collx_allreduce_async(c[i].comm, c[i].send, c[i].recv,
 						  rounds[k].count, rounds[k].dt,
 						  rounds[k].op, &c[i].op))
