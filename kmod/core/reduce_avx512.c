@@ -10,8 +10,7 @@
  *
  * Each lane follows the rules of reduce_elem.h, and tails shorter than a
  * vector run those rules themselves, so the results are bit-identical to
- * the scalar implementation.  The fp8 types have no hand-written vectors:
- * the compiler vectorises reduce_elem.h's loops for AVX-512.
+ * the scalar implementation.
  */
 #include "reduce_elem.h"
 
@@ -32,12 +31,17 @@ typedef u64 __attribute__((vector_size(64))) u64_zmm;
 typedef float __attribute__((vector_size(64))) f32_zmm;
 typedef double __attribute__((vector_size(64))) f64_zmm;
 typedef short __attribute__((vector_size(32))) h16_ymm;	/* 16 x fp16 */
+typedef s8 __attribute__((vector_size(64))) s8_zmm;
+typedef u16 __attribute__((vector_size(64))) u16_zmm;
+typedef char __attribute__((vector_size(32))) c8_ymm;
+typedef u8 __attribute__((vector_size(32))) u8_ymm;
 
 #define VLD(v, p)	__builtin_memcpy(&(v), (p), sizeof(v))
 #define VST(p, v)	__builtin_memcpy((p), &(v), sizeof(v))
 
 #define CMP_UNORD_Q	3
 #define CUR_DIRECTION	4	/* _MM_FROUND_CUR_DIRECTION */
+#define ROUND_TOWARD_ZERO	3	/* vcvtps2ph imm: _MM_FROUND_TO_ZERO */
 /*
  * vrangeps/pd: max (imm[1:0] = 01) or min (00), the sign from the compare
  * result (imm[3:2] = 01), which orders -0 below +0.
@@ -82,6 +86,13 @@ static __always_inline s16_zmm COLLX_AVX512 zero_w(void)
 	return z;
 }
 
+static __always_inline c8_ymm COLLX_AVX512 zero_b32(void)
+{
+	c8_ymm z = { 0 };
+
+	return z;
+}
+
 #ifndef __CHECKER__
 #define X86_RANGEPS(a, b, m)	__builtin_ia32_rangeps512_mask(a, b, m, \
 				zero_ps(), (u16)-1, CUR_DIRECTION)
@@ -99,6 +110,28 @@ static __always_inline s16_zmm COLLX_AVX512 zero_w(void)
 				zero_ps(), (u16)-1, CUR_DIRECTION)
 #define X86_PS2PH(f)		__builtin_ia32_vcvtps2ph512_mask(f, 0, \
 				zero_ph(), (u16)-1)
+#define X86_PS2PH_RZ(f)		__builtin_ia32_vcvtps2ph512_mask(f, \
+				ROUND_TOWARD_ZERO, zero_ph(), (u16)-1)
+#define CMP_NEQ_UQ	4
+#define X86_NEQPS(a, b)		__builtin_ia32_cmpps512_mask(a, b, \
+				CMP_NEQ_UQ, (u16)-1, CUR_DIRECTION)
+/* lanes of @k take @a, the others keep @w (16 x 16 bits) */
+#define X86_MOVW_YMM(w, k, a)	__builtin_ia32_movdquhi256_mask(a, w, k)
+/* 32 bytes sign-extended to words; 32 words truncated to bytes */
+#define X86_SXBW(x)		__builtin_ia32_pmovsxbw512_mask(x, \
+				zero_w(), (u32)-1)
+#define X86_WB(w)		__builtin_ia32_pmovwb512_mask(w, \
+				zero_b32(), (u32)-1)
+#define X86_PMINUW(a, b)	__builtin_ia32_pminuw512_mask(a, b, \
+				zero_w(), (u32)-1)
+/* the low and high 16 words of 32, and two 16 put together */
+#define X86_LO16(w)	__builtin_shufflevector(w, w, 0, 1, 2, 3, 4, 5, \
+			6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define X86_HI16(w)	__builtin_shufflevector(w, w, 16, 17, 18, 19, 20, \
+			21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31)
+#define X86_CAT16(a, b)	__builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, \
+			6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, \
+			20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31)
 #define X86_PERMW(i, a)		__builtin_ia32_permvarhi512_mask(a, i, \
 				zero_w(), (u32)-1)
 #define X86_CVTNE2PS2BF16(a, b)	__builtin_ia32_cvtne2ps2bf16_v32hi(a, b)
@@ -114,6 +147,15 @@ static __always_inline s16_zmm COLLX_AVX512 zero_w(void)
 #define X86_MOVPD(w, k, a)	((void)(k), (w) + (a))
 #define X86_PH2PS(h)		((void)(h), zero_ps())
 #define X86_PS2PH(f)		((void)(f), zero_ph())
+#define X86_PS2PH_RZ(f)		((void)(f), zero_ph())
+#define X86_NEQPS(a, b)		((void)((a) + (b)), (u16)0)
+#define X86_MOVW_YMM(w, k, a)	((void)(k), (w) + (a))
+#define X86_SXBW(x)		((void)(x), zero_w())
+#define X86_WB(w)		((void)(w), zero_b32())
+#define X86_PMINUW(a, b)	((a) + (b))
+#define X86_LO16(w)		((void)(w), zero_ph())
+#define X86_HI16(w)		((void)(w), zero_ph())
+#define X86_CAT16(a, b)		((void)((a) + (b)), zero_w())
 #define X86_PERMW(i, a)		((i) + (a))
 #define X86_CVTNE2PS2BF16(a, b)	((void)((a) + (b)), zero_w())
 #define X86_PMINMAX(F, a, b, z)	((void)#F, (a) + (b) + (z))
@@ -330,6 +372,190 @@ bf16_native_vop(u8 *d, const u8 *s, int op)
 	VST(d, r);
 }
 
+/*
+ * ---- fp8.  Both formats widen through binary16, which vcvtph2ps
+ * converts exactly: an E5M2 code is the top byte of the binary16 of the
+ * same value, and an E4M3 code's exponent and mantissa moved to where
+ * binary16 keeps them read as 2^-8 times its value, normal and subnormal
+ * alike.  E4M3 is reduced in that scaled domain, where every value and
+ * result stays a normal binary32, so the power of two changes no
+ * rounding: the binary32 result is the scalar one times 2^-8.
+ *
+ * Narrowing rounds the binary32 result to binary16 toward zero and sets
+ * the lowest bit when that was inexact (round to odd), then rounds the
+ * binary16 bits to nearest even at the fp8 code's lowest bit.  With 7
+ * (E4M3) or 8 (E5M2) bits to spare, rounding to odd first and to
+ * nearest even after is one correct rounding to nearest even, subnormals
+ * included (the two formats' subnormal grids align as their normal ones
+ * do).  E4M3 saturates at 448 (0x7e), E5M2 overflows to infinity as
+ * narrow_e5m2() does; NaNs are put in from the operands' codes (E4M3,
+ * whose numbers cannot make one) or the binary16 result (E5M2).
+ */
+/* 32 fp8 codes to the binary16 bits described above */
+static __always_inline s16_zmm COLLX_AVX512 fp8_to_h16(const u8 *p,
+						       bool e4m3)
+{
+	s16_zmm w;	/* each code sign-extended to 16 bits */
+	c8_ymm x;
+
+	VLD(x, p);
+	w = X86_SXBW(x);
+	return e4m3 ? (w << 7) & (s16)0xbf80 : w << 8;
+}
+
+static __always_inline void COLLX_AVX512 fp8_in(const u8 *p, bool e4m3,
+						f32_zmm *lo, f32_zmm *hi)
+{
+	s16_zmm w = fp8_to_h16(p, e4m3);
+
+	*lo = X86_PH2PS(X86_LO16(w));
+	*hi = X86_PH2PS(X86_HI16(w));
+}
+
+/* binary32 to binary16, rounded to odd */
+static __always_inline h16_ymm COLLX_AVX512 fp8_round_odd(f32_zmm r)
+{
+	h16_ymm h = X86_PS2PH_RZ(r);
+
+	return X86_MOVW_YMM(h, X86_NEQPS(X86_PH2PS(h), r), h | 1);
+}
+
+/* 32 binary32 results to fp8 codes, round to nearest even */
+static __always_inline c8_ymm COLLX_AVX512 fp8_out(f32_zmm lo, f32_zmm hi,
+						   bool e4m3)
+{
+	s16_zmm w = X86_CAT16(fp8_round_odd(lo), fp8_round_odd(hi));
+	s16_zmm mag = w & 0x7fff, v, m;
+
+	if (e4m3) {
+		v = (mag + 0x3f + ((mag >> 7) & 1)) >> 7;
+		v = X86_PMINUW(v, zero_w() + 0x7e) | ((w >> 8) & 0x80);
+	} else {
+		v = (s16_zmm)(((u16_zmm)w + 0x7f + (((u16_zmm)w >> 8) & 1))
+			      >> 8);
+		m = (s16_zmm)(mag > 0x7c00);
+		v = (v & ~m) | (m & 0x7e);
+	}
+	return X86_WB(v);
+}
+
+/* E4M3's NaN codes among 32 operands of each side */
+static __always_inline c8_ymm COLLX_AVX512 e4m3_nans(const u8 *d,
+						     const u8 *s)
+{
+	u8_ymm a, b;
+
+	VLD(a, d);
+	VLD(b, s);
+	return (c8_ymm)((a & 0x7f) == 0x7f) | (c8_ymm)((b & 0x7f) == 0x7f);
+}
+
+/* 32 elements, sum or product */
+static __always_inline void COLLX_AVX512 fp8_arith_vop(u8 *d, const u8 *s,
+						       int op, bool e4m3)
+{
+	f32_zmm a0, a1, b0, b1;
+	c8_ymm r, nan = { 0 };
+
+	if (e4m3)
+		nan = e4m3_nans(d, s);
+	fp8_in(d, e4m3, &a0, &a1);
+	fp8_in(s, e4m3, &b0, &b1);
+	if (op == COLLX_OP_SUM) {
+		a0 += b0;
+		a1 += b1;
+	} else {	/* an E4M3 product has 2^-16: scale it back to 2^-8 */
+		a0 = e4m3 ? a0 * b0 * 256.0f : a0 * b0;
+		a1 = e4m3 ? a1 * b1 * 256.0f : a1 * b1;
+	}
+	r = fp8_out(a0, a1, e4m3);
+	r = (r & ~nan) | (nan & 0x7f);
+	VST(d, r);
+}
+
+/*
+ * 64 elements, max or min: fp8 codes are sign and magnitude, ordered as
+ * their values when read as two's complement keys with the magnitude
+ * bits of negative codes flipped (-0 below +0, infinities at the ends).
+ * The key of the winner is its code flipped back.
+ */
+static __always_inline s8_zmm COLLX_AVX512 fp8_key(s8_zmm x)
+{
+	s8_zmm z = { 0 };
+
+	return x ^ ((s8_zmm)(x < z) & 0x7f);
+}
+
+static __always_inline void COLLX_AVX512 fp8_minmax_vop(u8 *d, const u8 *s,
+							int op, bool e4m3)
+{
+	s8_zmm a, b, ka, kb, m, nan, qnan = { 0 };
+
+	qnan += (s8)(e4m3 ? 0x7f : 0x7e);
+	VLD(a, d);
+	VLD(b, s);
+	ka = fp8_key(a);
+	kb = fp8_key(b);
+	m = (s8_zmm)(op == COLLX_OP_MAX ? ka > kb : ka < kb);
+	ka = fp8_key((ka & m) | (kb & ~m));
+	if (e4m3)
+		nan = (s8_zmm)((a & 0x7f) == 0x7f) |
+		      (s8_zmm)((b & 0x7f) == 0x7f);
+	else
+		nan = (s8_zmm)((u8_zmm)(a & 0x7f) > 0x7c) |
+		      (s8_zmm)((u8_zmm)(b & 0x7f) > 0x7c);
+	ka = (ka & ~nan) | (nan & qnan);
+	VST(d, ka);
+}
+
+/* avg's quotient of 32 elements */
+static __always_inline void COLLX_AVX512 fp8_sop(u8 *d, u32 nranks,
+						 bool e4m3)
+{
+	c8_ymm r, nan = { 0 };
+	f32_zmm a0, a1;
+
+	if (e4m3)
+		nan = e4m3_nans(d, d);
+	fp8_in(d, e4m3, &a0, &a1);
+	r = fp8_out(a0 / (float)nranks, a1 / (float)nranks, e4m3);
+	r = (r & ~nan) | (nan & 0x7f);
+	VST(d, r);
+}
+
+static __always_inline void COLLX_AVX512 fp8_loop(enum collx_dtype dt,
+						  int op, u8 *d, const u8 *s,
+						  size_t n)
+{
+	bool e4m3 = dt == COLLX_FP8_E4M3;
+	size_t i = 0;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN) {
+		for (; i + 64 <= n; i += 64)
+			fp8_minmax_vop(d + i, s + i, op, e4m3);
+	} else {
+		for (; i + 64 <= n; i += 64) {
+			fp8_arith_vop(d + i, s + i, op, e4m3);
+			fp8_arith_vop(d + i + 32, s + i + 32, op, e4m3);
+		}
+		if (i + 32 <= n) {
+			fp8_arith_vop(d + i, s + i, op, e4m3);
+			i += 32;
+		}
+	}
+	elem_loop(dt, op, d + i, s + i, n - i);
+}
+
+static __always_inline void COLLX_AVX512 fp8_scale(enum collx_dtype dt,
+						   u8 *d, size_t n, u32 nranks)
+{
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32)
+		fp8_sop(d + i, nranks, dt == COLLX_FP8_E4M3);
+	elem_scale(dt, d + i, n - i, nranks);
+}
+
 /* Replace every NaN in n elements at d by the canonical NaN. */
 static __always_inline void fixup(enum collx_dtype dt, u8 *d, size_t n)
 {
@@ -429,7 +655,7 @@ static __always_inline void COLLX_AVX512 avx512_loop(enum collx_dtype dt,
 	u32 nan = 0;
 
 	if (dt == COLLX_FP8_E4M3 || dt == COLLX_FP8_E5M2) {
-		elem_loop(dt, op, d, s, n);
+		fp8_loop(dt, op, d, s, n);
 		return;
 	}
 	for (; i + 2 * vb <= nb; i += 2 * vb) {
@@ -462,7 +688,7 @@ avx512bf_loop(enum collx_dtype dt, int op, u8 *d, const u8 *s, size_t n)
 	elem_loop(dt, op, d + i, s + i, (nb - i) / 2);
 }
 
-/* avg scaling: floats divide in lanes; integers and fp8 per element. */
+/* avg scaling: floats divide in lanes (fp8 above); integers per element */
 static __always_inline void COLLX_AVX512 sop(enum collx_dtype dt, u8 *d,
 					     u32 nranks)
 {
@@ -504,6 +730,10 @@ static __always_inline void COLLX_AVX512 avx512_scale(enum collx_dtype dt,
 {
 	size_t es = elem_size(dt), vb = vop_bytes(dt), nb = n * es, i = 0;
 
+	if (dt == COLLX_FP8_E4M3 || dt == COLLX_FP8_E5M2) {
+		fp8_scale(dt, d, n, nranks);
+		return;
+	}
 	if (dt != COLLX_FP16 && dt != COLLX_FP32 && dt != COLLX_FP64 &&
 	    dt != COLLX_BF16) {
 		elem_scale(dt, d, n, nranks);
