@@ -30,8 +30,8 @@ BASE_PKGS=(
 	libxxhash-dev prometheus iputils-ping
 	# the torch.distributed backend and its tests (gloo beside it)
 	python3-torch libtorch-dev libgloo-dev
-	# make deb, man pages
-	debhelper dh-dkms pandoc
+	# make deb, man pages; the pictures (tests/plots)
+	debhelper dh-dkms pandoc python3-matplotlib
 	# the arm64 stage: cross compiler, qemu-user, the aarch64 lab
 	gcc-aarch64-linux-gnu qemu-user-static qemu-system-arm file
 )
@@ -57,7 +57,7 @@ PKGS=("${BASE_PKGS[@]}" "$k612_image" "$k612_headers")
 # Peers that only benchmarks compare against: --demo (Gloo, for make
 # demo's comparison), --bench (also Open MPI, for make bench-reduce).
 case ${1:-} in
---bench) PKGS+=(libopenmpi-dev openmpi-bin gnuplot-nox python3-matplotlib) ;;
+--bench) PKGS+=(libopenmpi-dev openmpi-bin gnuplot-nox) ;;
 --demo) ;;
 esac
 if stamp_ok "${PKGS[@]}"; then

@@ -111,11 +111,13 @@ stage_build() {
 	fi
 }
 
-# Host tests: the shared core (tests/unit), libcollx (tests/unit/lib) and
-# collx-netmon's attribution logic (bpf check), each printing TAP.
+# Host tests: the shared core (tests/unit), libcollx (tests/unit/lib),
+# collx-netmon's attribution logic (bpf check), the doctor, checkpoints,
+# the man pages and the plot scripts, each printing TAP.
 stage_unit() {
 	local dir name
-	for dir in tests/unit tests/unit/lib bpf user/doctor user/ckpt Documentation/man; do
+	for dir in tests/unit tests/unit/lib bpf user/doctor user/ckpt Documentation/man \
+		tests/plots; do
 		name=$(echo "$dir" | tr / _)
 		if [ ! -f "$dir/Makefile" ]; then
 			echo "not ok - unit: $dir/Makefile missing"

@@ -14,7 +14,8 @@
 # Prints, per node count, the link, the table, the targets of issue 9
 # (PASS/MISS, measured in that boot) and, on 4 or more nodes, the
 # algorithm crossovers; writes .build/bench/bench-<N>nodes.json (and the
-# text beside it).  Exit status 1 when a boot, a run or a check failed;
+# text beside it) and, with python3-matplotlib, a busbw picture per
+# collective: .build/bench/busbw-<N>nodes-<collective>.svg.  Exit status 1 when a boot, a run or a check failed;
 # timings never fail it.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -60,6 +61,23 @@ LAB=(tests/lab/lab.sh)
 MOD=()
 [ -z "$MODULE" ] || MOD=(-m "$MODULE")
 
+# busbw against size for each collective of a results document (SVG):
+# collx per algorithm, Gloo, the link (tests/plots/busbw.py)
+plots() {
+	local c out
+	[ -s "$1" ] || return 0
+	if ! /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+		echo "bench: no python3-matplotlib: no pictures" >&2
+		return 0
+	fi
+	for c in allreduce broadcast reduce allgather reduce_scatter alltoall; do
+		grep -q "\"collx [a-z0-9-]* $c\"" "$1" || continue
+		out=$(/usr/bin/python3 tests/plots/busbw.py --coll "$c" -o "$2-$c.svg" "$1") ||
+			{ echo "bench: plot of $c: $out" >&2; status=1; continue; }
+		echo "picture: $out"
+	done
+}
+
 status=0
 for n in $COUNTS; do
 	run=$LABOUT/$KERNEL-${n}nodes
@@ -78,6 +96,7 @@ for n in $COUNTS; do
 		--accel "${accel:-?}" \
 		--note "boot and run $((t1 - t0)) s; host load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after" |
 		tee "$OUT/bench-${n}nodes.txt" || status=1
+	plots "$OUT/bench-${n}nodes.json" "$OUT/busbw-${n}nodes"
 done
 echo
 echo "bench: $(($(date +%s) - START)) s in all (kernel $KREL, nodes: $COUNTS)"

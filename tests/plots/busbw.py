@@ -15,7 +15,11 @@ writes):
 
 or nccl-tests' JSON as collx-bench -J writes it (config.collective,
 config.algorithm and results[].size / out_of_place.bus_bw): one series
-named after the collective and algorithm, in place too with --in-place.
+named after the collective and algorithm, in place too with --in-place;
+or the results of make bench (.build/bench/bench-<N>nodes.json, from
+tests/bench/bench_report.py): the series of one collective (--coll,
+allreduce by default; points [bytes, time_us, busbw_GBps, ...]), with the
+link's ib_write_bw one way and per direction when both ways run at once.
 "lines" are horizontal references (the link's own figure).  The output
 format follows the file name (.png, .svg, .pdf)."""
 import argparse
@@ -36,8 +40,35 @@ def human(b, _pos=None):
     return "%gT" % b
 
 
-def series_of(doc, path, in_place):
+def perftest_GBps(mbps):
+    """perftest's MB/sec (2^20 bytes per second) in GB/s."""
+    return mbps * 1048576 / 1e9
+
+
+def bench_series(doc, coll):
+    """The make bench document: one collective's series and the link."""
+    s = []
+    for x in doc["series"]:
+        words = x["name"].split()
+        if len(words) < 3 or words[2] != coll or x.get("error"):
+            continue  # "collx ring allreduce", "gloo ring allreduce", ...
+        pts = [(float(p[0]), float(p[2])) for p in x["points"] if len(p) > 2]
+        if pts:
+            s.append((" ".join([words[0].replace("gloo", "Gloo")] + words[1:2] + words[3:]), pts))
+    lines = []
+    link = doc.get("link") or {}
+    if link.get("one_way_MBps"):
+        lines.append(("ib_write_bw one way", perftest_GBps(link["one_way_MBps"])))
+    if link.get("both_ways_MBps"):
+        lines.append(("ib_write_bw -b, per direction", perftest_GBps(link["both_ways_MBps"]) / 2))
+    title = "%s, %s ranks, %s" % (coll, doc.get("nodes", "?"), doc.get("kernel") or "soft-RoCE lab")
+    return s, lines, title
+
+
+def series_of(doc, path, in_place, coll="allreduce"):
     """[(name, [(bytes, GB/s)])], [(name, GB/s)], title."""
+    if "series" in doc and "link" in doc and "nodes" in doc:
+        return bench_series(doc, coll)
     if "series" in doc:
         s = [(x["name"], [(float(b), float(g)) for b, g in x["points"]]) for x in doc["series"]]
         return s, [(x["name"], float(x["GBps"])) for x in doc.get("lines", [])], doc.get("title")
@@ -63,12 +94,13 @@ def main():
     p.add_argument("inputs", nargs="+")
     p.add_argument("-o", "--output", required=True, help="PNG, SVG or PDF")
     p.add_argument("--in-place", action="store_true", help="also the in-place half of nccl-tests JSON")
+    p.add_argument("--coll", default="allreduce", help="the collective of a make bench document")
     p.add_argument("--title")
     a = p.parse_args()
     series, lines, titles = [], [], []
     for path in a.inputs:
         with open(path) as f:
-            s, l, t = series_of(json.load(f), path, a.in_place)
+            s, l, t = series_of(json.load(f), path, a.in_place, a.coll)
         series += s
         lines += l
         titles.append(t)

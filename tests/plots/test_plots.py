@@ -69,6 +69,21 @@ rc, out = run(os.path.join(HERE, "busbw.py"), "--in-place", "-o", svg, os.path.j
               os.path.join(d, "n.json"))
 expect("busbw: series document and nccl-tests JSON, 4 series, 1 line (%s)" % out.strip(),
        rc == 0 and "4 series, 1 reference lines" in out and ET.parse(svg).getroot().tag.endswith("svg"))
+bench = {"nodes": 2, "kernel": "6.12.117+deb12-amd64", "accel": None, "note": None,
+         "series": [{"name": "collx ring allreduce", "points": [[4096, 900.0, 0.004, 1.0, 50.0],
+                                                                [1048576, 60000.0, 0.017, 1.0, 60.0]]},
+                    {"name": "collx rd allreduce", "points": [[4096, 800.0, 0.005, 1.0, 50.0]]},
+                    {"name": "collx ring broadcast", "points": [[4096, 500.0, 0.008, 1.0, 40.0]]},
+                    {"name": "collx tree allreduce", "points": [], "error": "failed"},
+                    {"name": "gloo ring allreduce", "points": [[4096, 1000.0, 0.003, 5.0, 60.0]]}],
+         "link": {"one_way_MBps": 33.51, "both_ways_MBps": 38.41, "points": []},
+         "targets": [], "crossovers": []}
+json.dump(bench, open(os.path.join(d, "b.json"), "w"))
+rc, out = run(os.path.join(HERE, "busbw.py"), "-o", svg, os.path.join(d, "b.json"))
+expect("busbw: make bench's allreduce series, 3 series (the failed one left out), 2 link lines (%s)"
+       % out.strip(), rc == 0 and "3 series, 2 reference lines" in out)
+rc, out = run(os.path.join(HERE, "busbw.py"), "--coll", "broadcast", "-o", png, os.path.join(d, "b.json"))
+expect("busbw --coll broadcast: 1 series (%s)" % out.strip(), rc == 0 and "1 series, 2 reference" in out)
 json.dump({"x": 1}, open(os.path.join(d, "bad.json"), "w"))
 rc, out = run(os.path.join(HERE, "busbw.py"), "-o", svg, os.path.join(d, "bad.json"))
 expect("busbw refuses another shape", rc != 0 and "neither" in out)
