@@ -29,7 +29,7 @@ LAB_KERNEL ?= 6.12
 LAB_NODES ?= 4
 
 .PHONY: all module modules-all user bpf lint check check-build check-unit \
-	check-kunit check-lab demo deps bench-reduce bench deb modules-arm64 \
+	check-kunit check-lab demo deps bench-reduce bench bench-ckpt deb modules-arm64 \
 	check-arm64 clean help
 
 all: module user bpf
@@ -94,6 +94,9 @@ bench:
 	scripts/install-deps.sh --bench
 	tests/bench/bench.sh
 
+bench-ckpt: deps
+	tests/bench/bench-ckpt.sh -k $(LAB_KERNEL)
+
 # install, install-module, install-user, uninstall (GNU directory
 # variables; what the packages install).
 include scripts/install/install.mk
@@ -114,6 +117,7 @@ help:
 	@echo "make check-{build,unit,kunit,lab}  one stage"
 	@echo "make bench-reduce       reduction kernels vs STREAM and MPI_Reduce_local"
 	@echo "make bench              collx vs ib_write_bw and Gloo on the lab"
+	@echo "make bench-ckpt         checkpoint pause and restore: archive folder, local file, peers' memory"
 	@echo "make deb                the Debian packages in .build/deb"
 	@echo "make install            module for KVER, library, tools, man pages, system files"
 	@echo "make modules-arm64      the module cross-built for Debian's arm64 kernels"
