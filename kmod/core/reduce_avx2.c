@@ -10,9 +10,7 @@
  *
  * Each vector lane follows the per-element rules of reduce_elem.h, and
  * tails shorter than a vector run those rules themselves, so the results
- * are bit-identical to the scalar implementation.  The fp8 types have no
- * hand-written vectors: the compiler vectorises reduce_elem.h's loops for
- * AVX2.
+ * are bit-identical to the scalar implementation.
  */
 #include "reduce_elem.h"
 
@@ -473,6 +471,216 @@ static __always_inline void canon_fixup(enum collx_dtype dt, u8 *d, size_t n)
 }
 
 /*
+ * fp8, as reduce_avx512.c does it (the reasons are there): widen through
+ * binary16 with F16C (E4M3 scaled by 2^-8), reduce in binary32, round to
+ * binary16 toward zero with the inexact bit ORed in (round to odd), then
+ * to nearest even at the fp8 code's lowest bit.  Max and min compare the
+ * codes as integer keys.  16 elements a vop, 32 for max and min.
+ */
+typedef s16 __attribute__((vector_size(32))) s16_vec;	/* 16 x 16 bits */
+typedef u16 __attribute__((vector_size(32))) u16_vec;
+typedef char __attribute__((vector_size(16))) c8_xmm;
+
+/* zero vectors for sparse's stand-ins below */
+static __always_inline s16_vec COLLX_AVX2 zero_s16_vec(void)
+{
+	s16_vec z = { 0 };
+
+	return z;
+}
+
+static __always_inline s32_vec COLLX_AVX2 zero_s32_vec(void)
+{
+	s32_vec z = { 0 };
+
+	return z;
+}
+
+static __always_inline f32_vec COLLX_AVX2 zero_f32_vec(void)
+{
+	f32_vec z = { 0 };
+
+	return z;
+}
+
+static __always_inline h16_vec COLLX_AVX2 zero_h16_vec(void)
+{
+	h16_vec z = { 0 };
+
+	return z;
+}
+
+static __always_inline c8_xmm COLLX_AVX2 zero_c8_xmm(void)
+{
+	c8_xmm z = { 0 };
+
+	return z;
+}
+
+#ifndef __CHECKER__
+#define X86_SXBW(x)	__builtin_ia32_pmovsxbw256(x)
+#define X86_PH2PS(h)	__builtin_ia32_vcvtph2ps256(h)
+#define X86_PS2PH_RZ(f)	__builtin_ia32_vcvtps2ph256(f, 3) /* toward zero */
+#define X86_NEQPS(a, b)	((s32_vec)__builtin_ia32_cmpps256(a, b, 4))
+#define X86_PMINUW(a, b)	__builtin_ia32_pminuw256(a, b)
+/* lane-wise: 32-bit masks to 16 bits, words to bytes (truncating) */
+#define X86_CVT(v, T)	__builtin_convertvector(v, T)
+#define X86_LO8(w)	__builtin_shufflevector(w, w, 0, 1, 2, 3, 4, 5, 6, 7)
+#define X86_HI8(w)	__builtin_shufflevector(w, w, 8, 9, 10, 11, 12, 13, \
+			14, 15)
+#define X86_CAT8(a, b)	__builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, \
+			6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#else
+#define X86_SXBW(x)	((void)(x), zero_s16_vec())
+#define X86_PH2PS(h)	((void)(h), zero_f32_vec())
+#define X86_PS2PH_RZ(f)	((void)(f), zero_h16_vec())
+#define X86_NEQPS(a, b)	((void)((a) + (b)), zero_s32_vec())
+#define X86_PMINUW(a, b)	((a) + (b))
+#define X86_CVT(v, T)	((void)(v), zero_##T())
+#define X86_LO8(w)	((void)(w), zero_h16_vec())
+#define X86_HI8(w)	((void)(w), zero_h16_vec())
+#define X86_CAT8(a, b)	((void)((a) + (b)), zero_s16_vec())
+#endif
+
+static __always_inline void COLLX_AVX2 fp8_in(const u8 *p, bool e4m3,
+					      f32_vec *lo, f32_vec *hi)
+{
+	s16_vec w;	/* each code sign-extended to 16 bits */
+	c8_xmm x;
+
+	VLD(x, p);
+	w = X86_SXBW(x);
+	w = e4m3 ? (w << 7) & (s16)0xbf80 : w << 8;
+	*lo = X86_PH2PS(X86_LO8(w));
+	*hi = X86_PH2PS(X86_HI8(w));
+}
+
+static __always_inline h16_vec COLLX_AVX2 fp8_round_odd(f32_vec r)
+{
+	h16_vec h = X86_PS2PH_RZ(r);
+
+	return h | (X86_CVT(X86_NEQPS(X86_PH2PS(h), r), h16_vec) & 1);
+}
+
+static __always_inline c8_xmm COLLX_AVX2 fp8_out(f32_vec lo, f32_vec hi,
+						 bool e4m3)
+{
+	s16_vec w = X86_CAT8(fp8_round_odd(lo), fp8_round_odd(hi));
+	s16_vec mag = w & 0x7fff, v, m, lim = { 0 };
+	u16_vec u;
+
+	if (e4m3) {
+		v = (mag + 0x3f + ((mag >> 7) & 1)) >> 7;
+		v = X86_PMINUW(v, lim + 0x7e) | ((w >> 8) & 0x80);
+	} else {
+		u = (u16_vec)w;
+		v = (s16_vec)((u + 0x7f + ((u >> 8) & 1)) >> 8);
+		m = (s16_vec)(mag > 0x7c00);
+		v = (v & ~m) | (m & 0x7e);
+	}
+	return X86_CVT(v, c8_xmm);
+}
+
+static __always_inline c8_xmm COLLX_AVX2 e4m3_nans(const u8 *d, const u8 *s)
+{
+	c8_xmm a, b;
+
+	VLD(a, d);
+	VLD(b, s);
+	return (c8_xmm)((a & 0x7f) == 0x7f) | (c8_xmm)((b & 0x7f) == 0x7f);
+}
+
+static __always_inline void COLLX_AVX2 fp8_arith_vop(u8 *d, const u8 *s,
+						     int op, bool e4m3)
+{
+	f32_vec a0, a1, b0, b1;
+	c8_xmm r, nan = { 0 };
+
+	if (e4m3)
+		nan = e4m3_nans(d, s);
+	fp8_in(d, e4m3, &a0, &a1);
+	fp8_in(s, e4m3, &b0, &b1);
+	if (op == COLLX_OP_SUM) {
+		a0 += b0;
+		a1 += b1;
+	} else {	/* an E4M3 product has 2^-16: scale it back to 2^-8 */
+		a0 = e4m3 ? a0 * b0 * 256.0f : a0 * b0;
+		a1 = e4m3 ? a1 * b1 * 256.0f : a1 * b1;
+	}
+	r = fp8_out(a0, a1, e4m3);
+	r = (r & ~nan) | (nan & 0x7f);
+	VST(d, r);
+}
+
+static __always_inline s8_vec COLLX_AVX2 fp8_key(s8_vec x)
+{
+	s8_vec z = { 0 };
+
+	return x ^ ((s8_vec)(x < z) & 0x7f);
+}
+
+static __always_inline void COLLX_AVX2 fp8_minmax_vop(u8 *d, const u8 *s,
+						      int op, bool e4m3)
+{
+	s8_vec a, b, ka, kb, m, nan, qnan = { 0 };
+
+	qnan += (s8)(e4m3 ? 0x7f : 0x7e);
+	VLD(a, d);
+	VLD(b, s);
+	ka = fp8_key(a);
+	kb = fp8_key(b);
+	m = (s8_vec)(op == COLLX_OP_MAX ? ka > kb : ka < kb);
+	ka = fp8_key((ka & m) | (kb & ~m));
+	if (e4m3)
+		nan = (s8_vec)((a & 0x7f) == 0x7f) |
+		      (s8_vec)((b & 0x7f) == 0x7f);
+	else
+		nan = (s8_vec)((u8_vec)(a & 0x7f) > 0x7c) |
+		      (s8_vec)((u8_vec)(b & 0x7f) > 0x7c);
+	ka = (ka & ~nan) | (nan & qnan);
+	VST(d, ka);
+}
+
+static __always_inline void COLLX_AVX2 fp8_sop(u8 *d, u32 nranks, bool e4m3)
+{
+	c8_xmm r, nan = { 0 };
+	f32_vec a0, a1;
+
+	if (e4m3)
+		nan = e4m3_nans(d, d);
+	fp8_in(d, e4m3, &a0, &a1);
+	r = fp8_out(a0 / (float)nranks, a1 / (float)nranks, e4m3);
+	r = (r & ~nan) | (nan & 0x7f);
+	VST(d, r);
+}
+
+static __always_inline void COLLX_AVX2 fp8_loop(enum collx_dtype dt, int op,
+						u8 *d, const u8 *s, size_t n)
+{
+	bool e4m3 = dt == COLLX_FP8_E4M3;
+	size_t i = 0;
+
+	if (op == COLLX_OP_MAX || op == COLLX_OP_MIN) {
+		for (; i + 32 <= n; i += 32)
+			fp8_minmax_vop(d + i, s + i, op, e4m3);
+	} else {
+		for (; i + 16 <= n; i += 16)
+			fp8_arith_vop(d + i, s + i, op, e4m3);
+	}
+	elem_loop(dt, op, d + i, s + i, n - i);
+}
+
+static __always_inline void COLLX_AVX2 fp8_scale(enum collx_dtype dt, u8 *d,
+						 size_t n, u32 nranks)
+{
+	size_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		fp8_sop(d + i, nranks, dt == COLLX_FP8_E4M3);
+	elem_scale(dt, d + i, n - i, nranks);
+}
+
+/*
  * dst = dst (op) src over n elements: two vops per iteration, prefetching
  * ahead, then one more vop if it fits, then the scalar kernel for the tail.
  * d and s are byte pointers: any alignment.
@@ -485,7 +693,7 @@ static __always_inline void COLLX_AVX2 avx2_loop(enum collx_dtype dt, int op,
 	u64 lanes[4];
 
 	if (dt == COLLX_FP8_E4M3 || dt == COLLX_FP8_E5M2) {
-		elem_loop(dt, op, d, s, n);
+		fp8_loop(dt, op, d, s, n);
 		return;
 	}
 	if (raw_arith(dt, op)) {
@@ -511,7 +719,7 @@ static __always_inline void COLLX_AVX2 avx2_loop(enum collx_dtype dt, int op,
 	elem_loop(dt, op, d + i, s + i, (nb - i) / es);
 }
 
-/* avg scaling: floats divide in lanes; integers and fp8 per element. */
+/* avg scaling: floats divide in lanes (fp8 above); integers per element */
 static __always_inline void COLLX_AVX2 sop(enum collx_dtype dt, u8 *d,
 					   u32 nranks)
 {
@@ -549,6 +757,10 @@ static __always_inline void COLLX_AVX2 avx2_scale(enum collx_dtype dt, u8 *d,
 {
 	size_t es = elem_size(dt), vb = vop_bytes(dt), nb = n * es, i = 0;
 
+	if (dt == COLLX_FP8_E4M3 || dt == COLLX_FP8_E5M2) {
+		fp8_scale(dt, d, n, nranks);
+		return;
+	}
 	if (dt != COLLX_FP16 && dt != COLLX_FP32 && dt != COLLX_FP64 &&
 	    dt != COLLX_BF16) {
 		elem_scale(dt, d, n, nranks);
