@@ -12,7 +12,10 @@
  *               29511), else MASTER_ADDR with COLLX_MASTER_PORT, else
  *               MASTER_PORT + 1 (torchrun's own store listens on
  *               MASTER_PORT), else the first host of SLURM_STEP_NODELIST
- *               (or SLURM_NODELIST), where srun starts task 0
+ *               (or SLURM_JOB_NODELIST, SLURM_NODELIST), where srun starts
+ *               task 0: only when rank and size are srun's
+ *               SLURM_PROCID/SLURM_NTASKS (directly, or as PMI's under
+ *               srun --mpi=pmi2)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -269,9 +272,57 @@ static int parse_rank_size(struct collx_env_cfg *cfg, char *err, size_t errlen)
 
 /* ---- the rendezvous ---- */
 
+static const char *const slurm_lists[] = {
+	"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST",
+};
+
+/*
+ * srun starts task 0 on the first host of the step's node list, so that
+ * host is rank 0's only when the ranks are srun's tasks: under mpirun or
+ * mpiexec inside an allocation the daemons' steps have node lists of their
+ * own, and ranks would disagree on rank 0.
+ */
+static int slurm_ranks_are_tasks(const struct collx_env_cfg *cfg, const char *which,
+				 char *err, size_t errlen)
+{
+	const char *ps = collx_getenv("SLURM_PROCID"), *ns = collx_getenv("SLURM_NTASKS");
+	long p, n;
+
+	if (ps && *ps && ns && *ns && !collx_parse_long(ps, 0, COLLX_MAX_RANKS - 1, &p) &&
+	    !collx_parse_long(ns, 1, COLLX_MAX_RANKS, &n) && p == cfg->rank && n == cfg->nranks)
+		return 0;
+	snprintf(err, errlen, "env: rank %d of %d from %s is not srun's task SLURM_PROCID=%s of SLURM_NTASKS=%s, so %s need not start with rank 0's host: set COLLX_MASTER_ADDR",
+		 cfg->rank, cfg->nranks, cfg->launcher, ps && *ps ? ps : "(unset)",
+		 ns && *ns ? ns : "(unset)", which);
+	return -EINVAL;
+}
+
+/* 0: rank 0 is the first host of a Slurm node list; 1: no list is set. */
+static int slurm_rendezvous(struct collx_env_cfg *cfg, long port, char *err, size_t errlen)
+{
+	const char *s = NULL, *which = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(slurm_lists) / sizeof(slurm_lists[0]) && !(s && *s); i++) {
+		which = slurm_lists[i];
+		s = collx_getenv(which);
+	}
+	if (!s || !*s)
+		return 1;
+	if (slurm_ranks_are_tasks(cfg, which, err, errlen))
+		return -EINVAL;
+	if (collx_hostlist_nth(s, 0, cfg->host, sizeof(cfg->host))) {
+		snprintf(err, errlen, "env: %s=%.150s is not a Slurm host list", which, s);
+		return -EINVAL;
+	}
+	cfg->port = port ? port : COLLX_DEFAULT_PORT;
+	snprintf(cfg->source, sizeof(cfg->source), "%s", which);
+	return 0;
+}
+
 static int parse_rendezvous(struct collx_env_cfg *cfg, char *err, size_t errlen)
 {
-	const char *s, *which;
+	const char *s;
 	long port;
 	uint16_t p;
 	int rc;
@@ -322,22 +373,9 @@ static int parse_rendezvous(struct collx_env_cfg *cfg, char *err, size_t errlen)
 		snprintf(cfg->source, sizeof(cfg->source), "MASTER_ADDR");
 		return 0;
 	}
-	which = "SLURM_STEP_NODELIST";
-	s = collx_getenv(which);
-	if (!s || !*s) {
-		which = "SLURM_NODELIST";
-		s = collx_getenv(which);
-	}
-	if (s && *s) {
-		rc = collx_hostlist_nth(s, 0, cfg->host, sizeof(cfg->host));
-		if (rc) {
-			snprintf(err, errlen, "env: %s=%.150s is not a Slurm host list", which, s);
-			return -EINVAL;
-		}
-		cfg->port = port ? port : COLLX_DEFAULT_PORT;
-		snprintf(cfg->source, sizeof(cfg->source), "%s", which);
-		return 0;
-	}
+	rc = slurm_rendezvous(cfg, port, err, errlen);
+	if (rc <= 0)
+		return rc;
 	snprintf(err, errlen, "env: no rendezvous address: set COLLX_COMM_ID=host:port, COLLX_MASTER_ADDR or MASTER_ADDR");
 	return -EINVAL;
 }

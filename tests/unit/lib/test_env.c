@@ -118,6 +118,96 @@ static int test_env_slurm(void)
 	return 0;
 }
 
+/* Every launcher's variables at once: COLLX_*, torchrun, Open MPI, PMI, Slurm. */
+static int test_env_precedence(void)
+{
+	static const char *const order[][3] = {
+		{ "COLLX_RANK", "COLLX_NRANKS", "COLLX_RANK" },
+		{ "RANK", "WORLD_SIZE", "torchrun" },
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI" },
+		{ "PMI_RANK", "PMI_SIZE", "PMI" },
+		{ "SLURM_PROCID", "SLURM_NTASKS", "Slurm" },
+	};
+	struct collx_env_cfg c;
+	char err[256], v[8];
+	size_t i;
+
+	for (i = 0; i < 5; i++) {
+		snprintf(v, sizeof(v), "%zu", i);
+		setenv(order[i][0], v, 1);
+		snprintf(v, sizeof(v), "%zu", 10 + i);
+		setenv(order[i][1], v, 1);
+	}
+	setenv("SLURM_STEP_NODELIST", "node[01-04,07],gpu5", 1);
+	setenv("MASTER_ADDR", "trainer-0", 1);
+	setenv("COLLX_MASTER_ADDR", "head", 1);
+	for (i = 0; i < 5; i++) {
+		CHECK(collx_env_parse(&c, err, sizeof(err)) == 0, "%s", err);
+		CHECK(c.rank == (int)i && c.nranks == 10 + (int)i && strstr(c.launcher, order[i][2]),
+		      "with %s set: rank %d of %d from %s", order[i][0], c.rank, c.nranks, c.launcher);
+		CHECK(!strcmp(c.host, "head"), "COLLX_MASTER_ADDR lost to %s", c.source);
+		unsetenv(order[i][0]);
+	}
+	/* the address: COLLX_MASTER_ADDR, then MASTER_ADDR, then Slurm's list */
+	setenv("SLURM_PROCID", "4", 1);
+	unsetenv("COLLX_MASTER_ADDR");
+	CHECK(collx_env_parse(&c, err, sizeof(err)) == 0 && !strcmp(c.host, "trainer-0") &&
+	      !strcmp(c.source, "MASTER_ADDR"), "%s from %s: %s", c.host, c.source, err);
+	unsetenv("MASTER_ADDR");
+	CHECK(collx_env_parse(&c, err, sizeof(err)) == 0 && !strcmp(c.host, "node01") &&
+	      !strcmp(c.source, "SLURM_STEP_NODELIST"), "%s from %s: %s", c.host, c.source, err);
+	return 0;
+}
+
+/* Slurm's node list names rank 0's host only when the ranks are srun's tasks. */
+static int test_env_slurm_tasks(void)
+{
+	struct collx_env_cfg c;
+	char err[256];
+
+	/* srun --mpi=pmi2: PMI's rank is srun's task */
+	setenv("PMI_RANK", "2", 1);
+	setenv("PMI_SIZE", "4", 1);
+	setenv("SLURM_PROCID", "2", 1);
+	setenv("SLURM_NTASKS", "4", 1);
+	setenv("SLURM_STEP_NODELIST", "node[01-04,07],gpu5", 1);
+	CHECK(collx_env_parse(&c, err, sizeof(err)) == 0 && !strcmp(c.host, "node01") &&
+	      strstr(c.launcher, "PMI"), "%s (%s): %s", c.host, c.launcher, err);
+	/* mpirun in an allocation: a daemon's step, its own node list */
+	unsetenv("PMI_RANK");
+	unsetenv("PMI_SIZE");
+	setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+	setenv("SLURM_PROCID", "0", 1);
+	setenv("SLURM_NTASKS", "3", 1);
+	setenv("SLURM_STEP_NODELIST", "node[02-04]", 1);
+	CHECK(collx_env_parse(&c, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "rank 1 of 4 from Open MPI") &&
+	      strstr(err, "SLURM_PROCID=0 of SLURM_NTASKS=3") &&
+	      strstr(err, "SLURM_STEP_NODELIST") && strstr(err, "set COLLX_MASTER_ADDR"),
+	      "took %s from %s: '%s'", c.host, c.source, err);
+	/* the batch script's own environment: no task variables at all */
+	unsetenv("SLURM_PROCID");
+	unsetenv("SLURM_NTASKS");
+	unsetenv("SLURM_STEP_NODELIST");
+	setenv("SLURM_NODELIST", "node[01-04]", 1);
+	CHECK(collx_env_parse(&c, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "SLURM_PROCID=(unset)") && strstr(err, "SLURM_NODELIST"), "'%s'", err);
+	setenv("COLLX_MASTER_ADDR", "node01", 1);
+	CHECK(collx_env_parse(&c, err, sizeof(err)) == 0 && !strcmp(c.host, "node01"), "%s", err);
+	unsetenv("COLLX_MASTER_ADDR");
+	/* SLURM_JOB_NODELIST, the current name of SLURM_NODELIST */
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	unsetenv("OMPI_COMM_WORLD_SIZE");
+	unsetenv("SLURM_NODELIST");
+	setenv("SLURM_PROCID", "1", 1);
+	setenv("SLURM_NTASKS", "3", 1);
+	setenv("SLURM_JOB_NODELIST", "gpu5,node[01-02]", 1);
+	CHECK(collx_env_parse(&c, err, sizeof(err)) == 0 && !strcmp(c.host, "gpu5") &&
+	      !strcmp(c.source, "SLURM_JOB_NODELIST"), "%s from %s: %s", c.host, c.source, err);
+	return 0;
+}
+
 static int test_env_errors(void)
 {
 	struct collx_env_cfg c;
@@ -159,6 +249,7 @@ static int test_hostlist(void)
 		{ "node[01-04,07]", 0, "node01" },
 		{ "node[01-04,07]", 3, "node04" },
 		{ "node[01-04,07]", 4, "node07" },
+		{ "node[01-04,07],gpu5", 5, "gpu5" },
 		{ "a[1-2]b[3-4]", 1, "a1b4" },
 		{ "a[1-2]b[3-4]", 2, "a2b3" },
 		{ "x[8-10]y,login", 2, "x10y" },
@@ -420,6 +511,8 @@ const struct unit_test env_tests[] = {
 	{ "env: torchrun RANK/WORLD_SIZE/MASTER_ADDR, port MASTER_PORT+1", test_env_torchrun },
 	{ "env: Open MPI and PMI ranks", test_env_mpi_pmi },
 	{ "env: Slurm ranks, rendezvous on the first host of the node list", test_env_slurm },
+	{ "env: every launcher at once: COLLX_*, torchrun, Open MPI, PMI, Slurm", test_env_precedence },
+	{ "env: Slurm's node list only for srun's tasks; SLURM_JOB_NODELIST", test_env_slurm_tasks },
 	{ "env: errors name the variable; strict numbers", test_env_errors },
 	{ "env: Slurm host lists expand", test_hostlist },
 	{ "env: COLLX_IB_HCA syntax (prefix, =, ^, :port)", test_nlist },
