@@ -50,8 +50,13 @@ void collx_log(enum collx_log_level lvl, int rank, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* "WARN", "info"...; -1 if unknown. */
 int collx_log_parse_level(const char *s);
-/* "INIT,COLL", "^ENV", "ALL"; -EINVAL naming nothing known. */
-int collx_log_parse_subsys(const char *s, unsigned int *mask);
+/*
+ * "INIT,COLL", "^ENV", "ALL".  NCCL's other names (GRAPH, TUNING, ...) are
+ * accepted and select nothing.  An unknown name is skipped, the rest still
+ * counts (ALL when nothing known is left): -EINVAL with the first unknown
+ * name in @unknown.
+ */
+int collx_log_parse_subsys(const char *s, unsigned int *mask, char *unknown, size_t len);
 /* Expand %h (host) and %p (pid) of a COLLX_DEBUG_FILE pattern. */
 int collx_log_expand_path(const char *pattern, char *out, size_t outlen);
 /* COLLX_DEBUG=VERSION (and above): the library's and module's versions,

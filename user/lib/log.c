@@ -7,7 +7,9 @@
  *                                 and module's versions once
  *   COLLX_DEBUG_SUBSYS=LIST       INIT, COLL, P2P, BOOTSTRAP, ENV, NET,
  *                                 REG or ALL (default); a leading '^'
- *                                 logs everything but the list
+ *                                 logs everything but the list; NCCL's
+ *                                 other names select nothing, unknown
+ *                                 ones are skipped with a warning
  *   COLLX_DEBUG_FILE=path         where (default stderr); %h is the host
  *                                 name, %p the pid, %% a percent sign
  *
@@ -42,7 +44,20 @@ static const struct {
 	{ "P2P", COLLX_SUB_P2P }, { "BOOTSTRAP", COLLX_SUB_BOOTSTRAP },
 	{ "ENV", COLLX_SUB_ENV }, { "NET", COLLX_SUB_NET },
 	{ "REG", COLLX_SUB_REG }, { "ALL", COLLX_SUB_ALL },
+	/* NCCL_DEBUG_SUBSYS's names for what collx does not have */
+	{ "SHM", 0 }, { "GRAPH", 0 }, { "TUNING", 0 }, { "ALLOC", 0 }, { "CALL", 0 },
+	{ "PROXY", 0 }, { "NVLS", 0 }, { "PROFILE", 0 }, { "RAS", 0 },
 };
+
+static int subsys_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(subsys_names) / sizeof(subsys_names[0]); i++)
+		if (!strcasecmp(name, subsys_names[i].name))
+			return (int)i;
+	return -1;
+}
 
 int collx_log_parse_level(const char *s)
 {
@@ -56,34 +71,39 @@ int collx_log_parse_level(const char *s)
 	return -1;
 }
 
-int collx_log_parse_subsys(const char *s, unsigned int *mask)
+int collx_log_parse_subsys(const char *s, unsigned int *mask, char *unknown, size_t len)
 {
 	char buf[256], *tok, *save;
+	bool exclude = false, known = false;
 	unsigned int m = 0;
-	bool exclude = false;
-	size_t i;
+	int i, rc = 0;
 
-	if (!s || !*s) {
-		*mask = COLLX_SUB_ALL;
+	*mask = COLLX_SUB_ALL;
+	if (!s || !*s)
 		return 0;
-	}
 	if (*s == '^') {
 		exclude = true;
 		s++;
 	}
-	if (strlen(s) >= sizeof(buf))
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(unknown, len, "%.32s...", s);
 		return -EINVAL;
+	}
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < sizeof(subsys_names) / sizeof(subsys_names[0]); i++)
-			if (!strcasecmp(tok, subsys_names[i].name))
-				break;
-		if (i == sizeof(subsys_names) / sizeof(subsys_names[0]))
-			return -EINVAL;
+		i = subsys_find(tok);
+		if (i < 0) {
+			if (!rc)
+				snprintf(unknown, len, "%s", tok);
+			rc = -EINVAL;
+			continue;
+		}
+		known = true;
 		m |= subsys_names[i].bit;
 	}
-	*mask = exclude ? COLLX_SUB_ALL & ~m : m;
-	return 0;
+	if (known)
+		*mask = exclude ? COLLX_SUB_ALL & ~m : m;
+	return rc;
 }
 
 int collx_log_expand_path(const char *pattern, char *out, size_t outlen)
@@ -142,6 +162,7 @@ static void log_setup(void)
 	const char *sub = getenv("COLLX_DEBUG_SUBSYS");
 	const char *file = getenv("COLLX_DEBUG_FILE");
 	int l = collx_log_parse_level(lvl);
+	char bad[64];
 
 	collx_host_name(log_host, sizeof(log_host));
 	if (log_file && log_file != stderr)
@@ -152,11 +173,9 @@ static void log_setup(void)
 			lvl);
 		l = COLLX_LOG_WARN;
 	}
-	if (collx_log_parse_subsys(sub, &collx_log_mask)) {
-		fprintf(stderr, "libcollx: COLLX_DEBUG_SUBSYS=%s names no known subsystem (INIT, COLL, P2P, BOOTSTRAP, ENV, NET, REG, ALL); using ALL\n",
-			sub);
-		collx_log_mask = COLLX_SUB_ALL;
-	}
+	if (collx_log_parse_subsys(sub, &collx_log_mask, bad, sizeof(bad)))
+		fprintf(stderr, "libcollx: COLLX_DEBUG_SUBSYS=%s: %s is not INIT, COLL, P2P, BOOTSTRAP, ENV, NET, REG or ALL; skipped%s\n",
+			sub, bad, collx_log_mask == COLLX_SUB_ALL ? ", using ALL" : "");
 	if (l > COLLX_LOG_NONE && file && *file)
 		log_file = open_log_file(file);
 	__atomic_store_n(&collx_log_level_cur, l, __ATOMIC_RELEASE);

@@ -451,7 +451,7 @@ static int test_parse_misc(void)
 
 static int test_debug_settings(void)
 {
-	char out[256], want[256], host[64];
+	char out[256], want[256], host[64], bad[64];
 	unsigned int m;
 
 	CHECK(collx_log_parse_level("warn") == COLLX_LOG_WARN, "warn");
@@ -460,12 +460,25 @@ static int test_debug_settings(void)
 	CHECK(collx_log_parse_level("VERSION") == COLLX_LOG_VERSION, "version");
 	CHECK(collx_log_parse_level(NULL) == COLLX_LOG_NONE, "unset");
 	CHECK(collx_log_parse_level("LOUD") == -1, "bad");
-	CHECK(collx_log_parse_subsys("INIT,coll", &m) == 0 &&
+	CHECK(collx_log_parse_subsys("INIT,coll", &m, bad, sizeof(bad)) == 0 &&
 	      m == (COLLX_SUB_INIT | COLLX_SUB_COLL), "%x", m);
-	CHECK(collx_log_parse_subsys("^ENV,NET", &m) == 0 &&
+	CHECK(collx_log_parse_subsys("^ENV,NET", &m, bad, sizeof(bad)) == 0 &&
 	      m == (COLLX_SUB_ALL & ~(COLLX_SUB_ENV | COLLX_SUB_NET)), "%x", m);
-	CHECK(collx_log_parse_subsys(NULL, &m) == 0 && m == COLLX_SUB_ALL, "default ALL");
-	CHECK(collx_log_parse_subsys("INIT,NOPE", &m) == -EINVAL, "unknown");
+	CHECK(collx_log_parse_subsys(NULL, &m, bad, sizeof(bad)) == 0 && m == COLLX_SUB_ALL,
+	      "default ALL");
+	/* an unknown name is skipped, the others still count */
+	CHECK(collx_log_parse_subsys("INIT,NOPE,BOOTSTRAP", &m, bad, sizeof(bad)) == -EINVAL &&
+	      m == (COLLX_SUB_INIT | COLLX_SUB_BOOTSTRAP) && !strcmp(bad, "NOPE"),
+	      "%x '%s'", m, bad);
+	CHECK(collx_log_parse_subsys("^COLL,NOPE", &m, bad, sizeof(bad)) == -EINVAL &&
+	      m == (COLLX_SUB_ALL & ~COLLX_SUB_COLL), "%x", m);
+	CHECK(collx_log_parse_subsys("NOPE", &m, bad, sizeof(bad)) == -EINVAL &&
+	      m == COLLX_SUB_ALL, "nothing known: ALL, %x", m);
+	/* NCCL's names for what collx does not have select nothing, quietly */
+	CHECK(collx_log_parse_subsys("INIT,GRAPH,TUNING,ENV", &m, bad, sizeof(bad)) == 0 &&
+	      m == (COLLX_SUB_INIT | COLLX_SUB_ENV), "%x", m);
+	CHECK(collx_log_parse_subsys("^GRAPH", &m, bad, sizeof(bad)) == 0 && m == COLLX_SUB_ALL,
+	      "%x", m);
 	gethostname(host, sizeof(host));
 	host[sizeof(host) - 1] = 0;
 	snprintf(want, sizeof(want), "/tmp/collx.%s.%d.log%%", host, (int)getpid());
@@ -485,7 +498,7 @@ static int test_debug_lines(void)
 	CHECK(fd >= 0, "mkstemp");
 	close(fd);
 	setenv("COLLX_DEBUG", "INFO", 1);
-	setenv("COLLX_DEBUG_SUBSYS", "ENV,NET", 1);
+	setenv("COLLX_DEBUG_SUBSYS", "ENV,NET,GRAFH", 1);	/* a typo drops only itself */
 	setenv("COLLX_DEBUG_FILE", path, 1);
 	setenv("COLLX_IB_TC", "96", 1);
 	collx_log_reinit();
@@ -520,7 +533,9 @@ const struct unit_test env_tests[] = {
 	{ "env: COLLX_SOCKET_IFNAME picks the bootstrap address", test_socket_ifname },
 	{ "env: COLLX_IB_TC, COLLX_ALGO, COLLX_TIMEOUT_MS bounds", test_env_comm },
 	{ "env: host:port and integers", test_parse_misc },
-	{ "debug: levels, subsystems, COLLX_DEBUG_FILE %h/%p", test_debug_settings },
-	{ "debug: subsystem filter, ENV lines once, WARN always", test_debug_lines },
+	{ "debug: levels, subsystems (NCCL's names, unknown ones skipped), COLLX_DEBUG_FILE %h/%p",
+	  test_debug_settings },
+	{ "debug: subsystem filter (a bad name drops only itself), ENV lines once, WARN always",
+	  test_debug_lines },
 	{ NULL, NULL },
 };
