@@ -331,13 +331,30 @@ int collx_ibdev_choose(const struct collx_port_info *ports, int nports,
 	return -ENODEV;
 }
 
+/* " (COLLX_IB_HCA=mlx5, COLLX_IB_GID_INDEX=3)": the variables that shaped a choice. */
+static void select_vars(const char *spec, long gid, char *out, size_t len)
+{
+	const char *sep = " (";
+	size_t o = 0;
+
+	out[0] = 0;
+	if (spec && *spec) {
+		o += snprintf(out + o, len - o, "%sCOLLX_IB_HCA=%.64s", sep, spec);
+		sep = ", ";
+	}
+	if (gid >= 0 && o < len)
+		o += snprintf(out + o, len - o, "%sCOLLX_IB_GID_INDEX=%ld", sep, gid);
+	if (o && o < len)
+		snprintf(out + o, len - o, ")");
+}
+
 int collx_ibdev_select(struct collx_ibdev_info *info, char *err, size_t errlen)
 {
 	const char *raddr = collx_getenv("COLLX_RDMA_ADDR");
 	const char *spec = collx_getenv("COLLX_IB_HCA");
 	struct collx_port_info *ports;
 	struct collx_nlist hca;
-	char e[COLLX_ERRLEN];
+	char e[COLLX_ERRLEN], vars[112];
 	int nports, rc;
 	long gid;
 
@@ -359,19 +376,17 @@ int collx_ibdev_select(struct collx_ibdev_info *info, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	if (collx_env_long("COLLX_IB_GID_INDEX", -1, -1, 65535, &gid)) {
-		snprintf(err, errlen, "COLLX_IB_GID_INDEX=%s is not a GID index",
+		snprintf(err, errlen, "COLLX_IB_GID_INDEX=%s is not a GID index in 0..65535 (-1: choose)",
 			 getenv("COLLX_IB_GID_INDEX"));
 		return -EINVAL;
 	}
-	rc = collx_ibdev_scan(&ports, &nports, err, errlen);
+	select_vars(spec, gid, vars, sizeof(vars));
+	rc = collx_ibdev_scan(&ports, &nports, e, sizeof(e));
+	if (!rc) {
+		rc = collx_ibdev_choose(ports, nports, &hca, (int)gid, info, e, sizeof(e));
+		collx_ibdev_scan_free(ports, nports);
+	}
 	if (rc)
-		return rc;
-	rc = collx_ibdev_choose(ports, nports, &hca, (int)gid, info, e, sizeof(e));
-	collx_ibdev_scan_free(ports, nports);
-	if (rc)
-		snprintf(err, errlen, "%s%s%s", e, spec && *spec ? " (COLLX_IB_HCA=" : "",
-			 spec && *spec ? spec : "");
-	if (rc && spec && *spec)
-		snprintf(err + strlen(err), errlen - strlen(err), ")");
+		snprintf(err, errlen, "%s%s", e, vars);
 	return rc;
 }

@@ -221,7 +221,10 @@ int collx_sock_bind_addr(struct in_addr *out, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	rc = collx_sock_ifaddr(&l, out, ifname, sizeof(ifname), err, errlen);
-	if (!rc)
+	if (rc)
+		snprintf(err, errlen, "COLLX_SOCKET_IFNAME=%s matches no interface that is up with an IPv4 address",
+			 spec);
+	else
 		INFO(COLLX_SUB_BOOTSTRAP, -1, "bootstrap: interface %s, %s (COLLX_SOCKET_IFNAME=%s)",
 		     ifname, inet_ntop(AF_INET, out, ip, sizeof(ip)), spec);
 	return rc;

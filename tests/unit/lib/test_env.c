@@ -371,6 +371,17 @@ static int test_ibdev_choose(void)
 	setenv("COLLX_IB_HCA", "rxe0:port", 1);
 	CHECK(collx_ibdev_select(&info, err, sizeof(err)) == -EINVAL && strstr(err, "NCCL_IB_HCA"),
 	      "%s", err);
+	setenv("COLLX_IB_HCA", "=nosuchdev0", 1);
+	setenv("COLLX_IB_GID_INDEX", "x", 1);
+	CHECK(collx_ibdev_select(&info, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "COLLX_IB_GID_INDEX=x is not a GID index"), "%s", err);
+	/* whatever this host has, the failure names the variables that shaped it */
+	setenv("COLLX_IB_GID_INDEX", "65535", 1);
+	CHECK(collx_ibdev_select(&info, err, sizeof(err)) == -ENODEV &&
+	      strstr(err, " (COLLX_IB_HCA==nosuchdev0, COLLX_IB_GID_INDEX=65535)"), "%s", err);
+	unsetenv("COLLX_IB_HCA");
+	CHECK(collx_ibdev_select(&info, err, sizeof(err)) == -ENODEV &&
+	      strstr(err, " (COLLX_IB_GID_INDEX=65535)"), "%s", err);
 	return 0;
 }
 
@@ -389,7 +400,7 @@ static int test_socket_ifname(void)
 	      "excluded lo");
 	setenv("COLLX_SOCKET_IFNAME", "=nosuchif0", 1);
 	CHECK(collx_sock_bind_addr(&a, err, sizeof(err)) == -ENODEV &&
-	      strstr(err, "COLLX_SOCKET_IFNAME"), "%s", err);
+	      strstr(err, "COLLX_SOCKET_IFNAME==nosuchif0 matches no interface"), "%s", err);
 	setenv("COLLX_SOCKET_IFNAME", "eth0:1", 1);
 	CHECK(collx_sock_bind_addr(&a, err, sizeof(err)) == -EINVAL, "ports refused");
 	return 0;
