@@ -220,7 +220,9 @@ static void log_done(const struct collx_op *op)
 	if (c->status && op->refused)
 		return;
 	if (c->status) {
-		snprintf(what, sizeof(what), "%s op %llu", d, (unsigned long long)c->op_id);
+		/* the comm as debugfs, the tracepoints and collx-netmon name it */
+		snprintf(what, sizeof(what), "%s op %llu of comm %u", d,
+			 (unsigned long long)c->op_id, comm->global_id);
 		set_failure(comm, what, c->status, c->failed_rank, c->phase, c->step, "");
 		return;
 	}

@@ -260,7 +260,7 @@ static int test_async_error(void)
 	      collx_comm_get_async_error(comm));
 	CHECK(collx_wait(op, &c) == -ETIMEDOUT && c.failed_rank == 0 &&
 	      c.phase == COLLX_PHASE_BROADCAST, "wait: %d rank %u", c.status, c.failed_rank);
-	CHECK(strstr(collx_comm_last_error(comm), "allreduce 16 x float sum op 1 on rank 0") &&
+	CHECK(strstr(collx_comm_last_error(comm), "allreduce 16 x float sum op 1 of comm 77 on rank 0: ") &&
 	      strstr(collx_comm_last_error(comm), "rank 0 (") &&
 	      strstr(collx_comm_last_error(comm), "broadcast step 0"), "'%s'",
 	      collx_comm_last_error(comm));
