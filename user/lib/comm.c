@@ -453,8 +453,8 @@ int collx_comm_init_all(struct collx_comm **comm)
 	if (cfg.rank != 0) {
 		rc = collx_resolve_ipv4(cfg.host, &bp.root.sin_addr);
 		if (rc) {
-			collx_set_error(NULL, "init: %s=%s: cannot resolve to IPv4", cfg.source,
-					cfg.host);
+			collx_set_error(NULL, "init: %s=%.100s: rank 0's host %s does not resolve to an IPv4 address",
+					cfg.source, getenv(cfg.source), cfg.host);
 			return rc;
 		}
 	}

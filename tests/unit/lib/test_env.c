@@ -208,6 +208,21 @@ static int test_env_slurm_tasks(void)
 	return 0;
 }
 
+/* A rank 0 that does not resolve: the variable as it is set, and the host. */
+static int test_env_unresolved(void)
+{
+	struct collx_comm *comm = NULL;
+
+	setenv("COLLX_RANK", "1", 1);
+	setenv("COLLX_NRANKS", "2", 1);
+	setenv("COLLX_MASTER_ADDR", "[::1]:4100", 1);	/* IPv6: never IPv4, no DNS asked */
+	CHECK(collx_comm_init_all(&comm) == -EHOSTUNREACH && !comm, "init");
+	CHECK(strstr(collx_comm_last_error(NULL),
+		     "init: COLLX_MASTER_ADDR=[::1]:4100: rank 0's host ::1 does not resolve"),
+	      "'%s'", collx_comm_last_error(NULL));
+	return 0;
+}
+
 static int test_env_errors(void)
 {
 	struct collx_env_cfg c;
@@ -538,6 +553,7 @@ const struct unit_test env_tests[] = {
 	{ "env: every launcher at once: COLLX_*, torchrun, Open MPI, PMI, Slurm", test_env_precedence },
 	{ "env: Slurm's node list only for srun's tasks; SLURM_JOB_NODELIST", test_env_slurm_tasks },
 	{ "env: errors name the variable; strict numbers", test_env_errors },
+	{ "env: an unresolvable rank 0 names the variable as set", test_env_unresolved },
 	{ "env: Slurm host lists expand", test_hostlist },
 	{ "env: COLLX_IB_HCA syntax (prefix, =, ^, :port)", test_nlist },
 	{ "env: the port a communicator uses (HCA list, GID index, fallbacks)", test_ibdev_choose },
