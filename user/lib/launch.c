@@ -62,10 +62,11 @@ static int hl_parse_range(const char *s, const char *end, struct hl_range *r)
 	if (s == end || dash == s || dash == end - 1)
 		return -EINVAL;
 	r->width = (int)((dash ? dash : end) - s);
+	errno = 0;
 	r->lo = strtol(s, &e, 10);
 	r->hi = dash ? strtol(dash + 1, &e, 10) : r->lo;
-	if (r->hi < r->lo || r->hi - r->lo > 1000000)
-		return -EINVAL;
+	if (errno || r->hi < r->lo || r->hi - r->lo > 1000000)
+		return -EINVAL;	/* overflowed, backwards or huge */
 	return 0;
 }
 

@@ -286,6 +286,8 @@ static int test_hostlist(void)
 	CHECK(collx_hostlist_nth("node[2-1]", 0, out, sizeof(out)) == -EINVAL, "2-1");
 	CHECK(collx_hostlist_nth("node[1-x]", 0, out, sizeof(out)) == -EINVAL, "1-x");
 	CHECK(collx_hostlist_nth("node]", 0, out, sizeof(out)) == -EINVAL, "]");
+	CHECK(collx_hostlist_nth("node[99999999999999999999]", 0, out, sizeof(out)) == -EINVAL,
+	      "an index past LONG_MAX gave '%s'", out);
 	CHECK(collx_hostlist_nth("a,,b", 0, out, sizeof(out)) == -EINVAL, "empty item");
 	CHECK(collx_hostlist_nth("", 0, out, sizeof(out)) == -EINVAL, "empty");
 	CHECK(collx_hostlist_nth("verylongname[1-2]", 0, out, 8) == -ENAMETOOLONG, "long");
