@@ -193,7 +193,7 @@ std::string Comm::opError(const std::string& what, const struct collx_completion
     s += ", phase " + std::string(collx_phase_name(static_cast<enum collx_phase>(c.phase))) +
         " step " + std::to_string(c.step);
     // libcollx's text adds the peer's host and address when it is about
-    // this op ("... op 12 on rank 1: ...; rank 2 (node2, 10.77.0.12), ...").
+    // this op ("... op 12 of comm 7 on rank 1: ...; rank 2 (node2, 10.77.0.12), ...").
     auto* comm = comm_.load();
     std::string le = comm ? collx_comm_last_error(comm) : "";
     if (!le.empty() && le.find("op " + std::to_string(c.op_id) + " ") != std::string::npos)
