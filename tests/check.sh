@@ -111,11 +111,12 @@ stage_build() {
 	fi
 }
 
-# Host tests: the shared core (tests/unit), libcollx (tests/unit/lib) and
-# collx-netmon's attribution logic (bpf check), each printing TAP.
+# Host tests: the shared core (tests/unit), libcollx (tests/unit/lib),
+# collx-netmon's attribution logic (bpf check) and the ioctl fuzzer's
+# model (tests/fuzz), each printing TAP.
 stage_unit() {
 	local dir name
-	for dir in tests/unit tests/unit/lib bpf user/doctor user/ckpt Documentation/man; do
+	for dir in tests/unit tests/unit/lib bpf user/doctor user/ckpt Documentation/man tests/fuzz; do
 		name=$(echo "$dir" | tr / _)
 		if [ ! -f "$dir/Makefile" ]; then
 			echo "not ok - unit: $dir/Makefile missing"
