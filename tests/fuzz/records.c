@@ -41,7 +41,7 @@ static struct limbo_fd {
 } limbo[FZ_MAX_FDS];
 static uint64_t limbo_seq;
 static uint64_t early;		/* records that met their op in limbo */
-static unsigned int limbo_max;	/* most records in one fd's limbo */
+static unsigned int limbo_max;	/* most in one limbo of an fd of ours */
 static uint64_t foreign;	/* records of another process's ops */
 
 /* Keep @c until its op is recorded. */
@@ -69,7 +69,7 @@ static void limbo_add(int fdi, const struct collx_completion *c,
 	e->c = *c;
 	e->seq = ++limbo_seq;
 	snprintf(e->via, sizeof(e->via), "%s", via);
-	if (l->n > limbo_max)
+	if (!fz_fds[fdi].shared && l->n > limbo_max)
 		limbo_max = l->n;
 }
 
@@ -290,7 +290,7 @@ void fz_records_final(struct fz_thread *t)
 		printf("records of other processes' ops on shared fds: %llu\n",
 		       (unsigned long long)foreign);
 	if (early)
-		printf("records read before their submit returned: %llu (at most %u waiting on one fd)\n",
+		printf("records read before their submit returned: %llu (at most %u waiting on one fd of this process alone)\n",
 		       (unsigned long long)early, limbo_max);
 	pthread_mutex_unlock(&fz_lock);
 }
