@@ -156,6 +156,8 @@ struct fz_comm {
 struct fz_mr {
 	bool used;
 	bool busy;		/* a thread is deregistering it */
+	bool bynum;		/* busy: a dereg by number of its id was in
+				 * flight when it was recorded */
 	int fdi;
 	uint32_t id;
 	uint64_t addr, len;
