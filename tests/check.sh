@@ -113,11 +113,12 @@ stage_build() {
 
 # Host tests: the shared core (tests/unit), libcollx (tests/unit/lib),
 # collx-netmon's attribution logic (bpf check), the doctor, checkpoints,
-# the man pages and the plot scripts, each printing TAP.
+# the man pages, the plot scripts and the ioctl fuzzer's model
+# (tests/fuzz), each printing TAP.
 stage_unit() {
 	local dir name
 	for dir in tests/unit tests/unit/lib bpf user/doctor user/ckpt Documentation/man \
-		tests/plots; do
+		tests/plots tests/fuzz; do
 		name=$(echo "$dir" | tr / _)
 		if [ ! -f "$dir/Makefile" ]; then
 			echo "not ok - unit: $dir/Makefile missing"

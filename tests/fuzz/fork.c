@@ -138,6 +138,11 @@ out:
 		close(p[0]);
 	if (p[1] >= 0)
 		close(p[1]);
+	if (fdi >= 0) {
+		pthread_mutex_lock(&fz_lock);
+		fz_fd_closing(fdi);
+		pthread_mutex_unlock(&fz_lock);
+	}
 	if (fd >= 0)
 		close(fd);
 	if (fdi >= 0) {

@@ -144,6 +144,8 @@ struct fz_comm {
 	bool used;
 	bool dying;		/* destroyed or being destroyed */
 	bool tainted;		/* ops on it need not succeed (lone p2p, ...) */
+	bool bynum;		/* recorded while a destroy by number of its
+				 * handle was in flight: dying until that ends */
 	int fdi;
 	uint32_t id, gid, nranks;
 	uint32_t timeout_ms;	/* as created (0: the module's default) */
@@ -154,6 +156,8 @@ struct fz_comm {
 struct fz_mr {
 	bool used;
 	bool busy;		/* a thread is deregistering it */
+	bool bynum;		/* busy: a dereg by number of its id was in
+				 * flight when it was recorded */
 	int fdi;
 	uint32_t id;
 	uint64_t addr, len;
@@ -191,6 +195,7 @@ extern struct fz_op fz_ops[FZ_MAX_OPS];
 /* All of these with fz_lock held. */
 int fz_fd_add(int fd, bool shared, bool scenario, bool blocking);
 void fz_fd_forget(int fdi);	/* its objects; the fd is closed already */
+void fz_fd_closing(int fdi);	/* before close(): its comms are dying */
 int fz_comm_add(int fdi, uint32_t id, uint32_t gid, uint32_t nranks,
 		uint64_t key, uint32_t timeout_ms);
 int fz_comm_pick(struct fz_rng *r, int fdi);	/* a live comm or -1 */
@@ -293,8 +298,7 @@ int fz_create_1rank(struct fz_thread *t, int fdi, uint32_t timeout_ms,
 		    int *errp);
 void fz_gen_destroy(struct fz_thread *t, int fdi);
 int fz_destroy(struct fz_thread *t, int fdi, int ci);
-/* A destroy by number hit comm @id of @fdi, if the fuzzer knows it. */
-void fz_comm_forget_id(int fdi, uint32_t id);
+/* Around a destroy by number of handle @id of @fdi: what it may hit. */
 int fz_comm_doom_id(int fdi, uint32_t id);
 void fz_comm_doomed(int fdi, uint32_t id, int ci, int err);
 void fz_gen_reg(struct fz_thread *t, int fdi);

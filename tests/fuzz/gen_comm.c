@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -188,9 +189,9 @@ static enum create_bad apply_bad(struct fz_thread *t,
 }
 
 /*
- * Handles destroyed by number (fz_comm_forget_id()) that no comm of the
- * model had: another thread's create handed them out and has not recorded
- * its comm yet.  That comm is gone already, and its handle and global id
+ * Handles destroyed by number (forget_id()) that no comm of the model
+ * had: another thread's create handed them out and has not recorded its
+ * comm yet.  That comm is gone already, and its handle and global id
  * may be handed out again: created() must not record it.  With fz_lock.
  */
 #define MAX_UNSEEN	64
@@ -199,6 +200,54 @@ static struct {
 	uint32_t id;
 } unseen[MAX_UNSEEN];
 static unsigned int nunseen;
+
+/*
+ * Destroys by number in flight, fz_comm_doom_id() to fz_comm_doomed().
+ * A comm a create records meanwhile with the handle one names may be the
+ * one it destroys (the create returned before the destroy, and recorded
+ * its comm after the destroy looked for it): it is recorded dying, and
+ * only once no such destroy is in flight does it turn live again, or
+ * gone (when one succeeded without a comm of the model to name).
+ */
+#define MAX_BYNUM	(2 * FZ_MAX_THREADS)
+static struct {
+	int fdi;
+	uint32_t id;
+} bynum[MAX_BYNUM];
+static unsigned int nbynum;
+
+static bool bynum_pending(int fdi, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < nbynum; i++)
+		if (bynum[i].fdi == fdi && bynum[i].id == id)
+			return true;
+	return false;
+}
+
+/* The destroy by number of @id on @fdi ended: live again what it spared. */
+static void bynum_end(int fdi, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < nbynum; i++) {
+		if (bynum[i].fdi == fdi && bynum[i].id == id) {
+			bynum[i] = bynum[--nbynum];
+			break;
+		}
+	}
+	if (bynum_pending(fdi, id))
+		return;
+	for (i = 0; i < FZ_MAX_COMMS; i++) {
+		struct fz_comm *c = &fz_comms[i];
+
+		if (c->used && c->bynum && c->fdi == fdi && c->id == id) {
+			c->bynum = false;
+			c->dying = false;
+		}
+	}
+}
 
 static bool unseen_take(int fdi, uint32_t id)
 {
@@ -256,6 +305,10 @@ static int created(struct fz_thread *t, struct fz_call *c, uint32_t nranks)
 	ci = fz_comm_add(c->fdi, cc->comm_id,
 			 c->size >= sizeof(*cc) ? cc->global_id : 0, nranks,
 			 cc->comm_key, cc->timeout_ms);
+	if (ci >= 0 && bynum_pending(c->fdi, cc->comm_id)) {
+		fz_comms[ci].bynum = true;
+		fz_comms[ci].dying = true;
+	}
 	pthread_mutex_unlock(&fz_lock);
 	return ci;
 }
@@ -386,12 +439,12 @@ void fz_gen_create(struct fz_thread *t, int fdi)
 		check_failed_rank(t, &c, nranks);
 }
 
-void fz_comm_forget_id(int fdi, uint32_t id)
+/* A destroy by number of @id on @fdi succeeded: with fz_lock. */
+static void forget_id(int fdi, uint32_t id)
 {
 	bool found = false;
 	int i;
 
-	pthread_mutex_lock(&fz_lock);
 	for (i = 0; i < FZ_MAX_COMMS; i++) {
 		if (fz_comms[i].used && fz_comms[i].fdi == fdi &&
 		    fz_comms[i].id == id) {
@@ -407,13 +460,12 @@ void fz_comm_forget_id(int fdi, uint32_t id)
 		unseen[nunseen].fdi = fdi;
 		unseen[nunseen++].id = id;
 	}
-	pthread_mutex_unlock(&fz_lock);
 }
 
 /*
  * Before a destroy by number: the live comm of the model it names, marked
  * dying (so a create that gets its handle back meanwhile finds no live
- * comm of that handle), or -1.
+ * comm of that handle), or -1.  Every call has its fz_comm_doomed().
  */
 int fz_comm_doom_id(int fdi, uint32_t id)
 {
@@ -427,6 +479,10 @@ int fz_comm_doom_id(int fdi, uint32_t id)
 			ci = i;
 		}
 	}
+	if (nbynum == MAX_BYNUM)
+		abort();	/* more destroys at once than threads */
+	bynum[nbynum].fdi = fdi;
+	bynum[nbynum++].id = id;
 	pthread_mutex_unlock(&fz_lock);
 	return ci;
 }
@@ -434,16 +490,15 @@ int fz_comm_doom_id(int fdi, uint32_t id)
 /* After it: @ci from fz_comm_doom_id(), @err the destroy's result. */
 void fz_comm_doomed(int fdi, uint32_t id, int ci, int err)
 {
-	if (ci < 0) {
-		if (!err)
-			fz_comm_forget_id(fdi, id);
-		return;
-	}
 	pthread_mutex_lock(&fz_lock);
-	if (!err)
+	/* Before it ends: what it destroyed must not turn live. */
+	if (ci < 0 && !err)
+		forget_id(fdi, id);
+	else if (ci >= 0 && (!err || (err == ENOENT && fz_fds[fdi].shared)))
 		fz_comm_gone(ci);
-	else
+	else if (ci >= 0)
 		fz_comms[ci].dying = false;
+	bynum_end(fdi, id);
 	pthread_mutex_unlock(&fz_lock);
 }
 
@@ -480,6 +535,7 @@ void fz_gen_destroy(struct fz_thread *t, int fdi)
 	struct collx_comm_destroy *d;
 	struct fz_call c;
 	int ci = -1, err;
+	bool bynumber;
 
 	fz_call_init(&c, FZ_COMM_DESTROY, fdi);
 	d = &c.st.destroy;
@@ -494,7 +550,8 @@ void fz_gen_destroy(struct fz_thread *t, int fdi)
 			     (uint32_t)fz_below(r, 16);
 	}
 	pthread_mutex_unlock(&fz_lock);
-	if (ci < 0)
+	bynumber = ci < 0;
+	if (bynumber)
 		ci = fz_comm_doom_id(fdi, d->comm_id);
 	if (fz_pm(r, 80)) {
 		d->flags = fz_u32(r) | 1;
@@ -510,9 +567,8 @@ void fz_gen_destroy(struct fz_thread *t, int fdi)
 	snprintf(c.desc, sizeof(c.desc), "comm=%u%s flags=%#x reserved=%#x",
 		 d->comm_id, ci >= 0 ? " (live)" : "", d->flags, d->__reserved);
 	err = fz_ioctl(t, &c);
-	if (ci < 0) {
-		if (!err)
-			fz_comm_forget_id(fdi, d->comm_id);
+	if (bynumber) {
+		fz_comm_doomed(fdi, d->comm_id, ci, err);
 		return;
 	}
 	pthread_mutex_lock(&fz_lock);

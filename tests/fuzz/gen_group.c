@@ -162,11 +162,12 @@ void fz_gen_group(struct fz_thread *t, int fdi)
 	for (j = 0; j < g.nplans; j++) {
 		uint32_t coll = gd == G_NONE ? UINT32_MAX :
 				(uint32_t)fz_below(r, COLLX_COLL_SEND);
+		/* The other comm's entry stays on it, scratch or not. */
+		int cj = gd == G_TWO_COMMS && j == g.bad ? ci2 : ci;
 
-		if (!fz_plan_valid(t, &g.plans[j], gd == G_TWO_COMMS &&
-				   j == g.bad ? ci2 : ci, coll,
-				   FZ_MAX_BUF / 8, scratch))
-			fz_plan_valid(t, &g.plans[j], ci, coll, 4096, true);
+		if (!fz_plan_valid(t, &g.plans[j], cj, coll, FZ_MAX_BUF / 8,
+				   scratch))
+			fz_plan_valid(t, &g.plans[j], cj, coll, 4096, true);
 	}
 	if (gd == G_ENTRY && g.bad < g.nplans) {
 		fz_plan_break(t, &g.plans[g.bad]);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -14,18 +15,67 @@
 static const int busy_errs[] = { EBUSY, 0 };
 static const int busy_gone_errs[] = { EBUSY, ENOENT, 0 };
 
+/*
+ * Deregistrations by number in flight (fz_gen_dereg()), as for comms in
+ * gen_comm.c: a registration recorded meanwhile under the id one names
+ * may be the one it removes (MR_REG returned before the MR_DEREG, and the
+ * model recorded it after the MR_DEREG looked), so it is busy until none
+ * is in flight.  And ids removed by number that no registration of the
+ * model had: another thread's MR_REG handed them out and has not
+ * recorded them yet; that registration is gone, its id free again.
+ */
+#define MAX_BYNUM	(2 * FZ_MAX_THREADS)
+#define MAX_UNSEEN	64
+struct mr_key {
+	int fdi;
+	uint32_t id;
+};
+static struct mr_key bynum[MAX_BYNUM], unseen[MAX_UNSEEN];
+static unsigned int nbynum, nunseen;
+
+/* Take one (@fdi, @id) out of @set; false if none is there. */
+static bool key_take(struct mr_key *set, unsigned int *n, int fdi,
+		     uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < *n; i++) {
+		if (set[i].fdi == fdi && set[i].id == id) {
+			set[i] = set[--*n];
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool bynum_pending(int fdi, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < nbynum; i++)
+		if (bynum[i].fdi == fdi && bynum[i].id == id)
+			return true;
+	return false;
+}
+
+/*
+ * The registration MR_REG returned, recorded: its index, -1 with no room
+ * to record it, -2 when it is gone already (its fd closed, or removed by
+ * number meanwhile).
+ */
 static int add_mr(struct fz_thread *t, struct fz_call *c)
 {
 	const struct collx_mr_reg *m = &c->st.reg;
 	int i, mi;
 
 	if (!c->out_ok)
-		return -1;
+		return -2;
 	pthread_mutex_lock(&fz_lock);
-	if (!fz_fds[c->fdi].used || fz_fds[c->fdi].gen != c->fd_gen) {
+	if (!fz_fds[c->fdi].used || fz_fds[c->fdi].gen != c->fd_gen ||
+	    key_take(unseen, &nunseen, c->fdi, m->mr_id)) {
 		/* the fd was closed meanwhile: the registration went too */
 		pthread_mutex_unlock(&fz_lock);
-		return -1;
+		return -2;
 	}
 	/* A busy one is being deregistered: its id may come back now. */
 	for (i = 0; i < FZ_MAX_MRS; i++)
@@ -35,6 +85,8 @@ static int add_mr(struct fz_thread *t, struct fz_call *c)
 			fz_finding(t, F_IDS, "MR_REG returned mr_id %u, already a live registration of fd%d",
 				   m->mr_id, c->fdi);
 	mi = fz_mr_add(c->fdi, m->mr_id, m->addr, m->length);
+	if (mi >= 0 && bynum_pending(c->fdi, m->mr_id))
+		fz_mrs[mi].busy = fz_mrs[mi].bynum = true;
 	pthread_mutex_unlock(&fz_lock);
 	return mi;
 }
@@ -56,7 +108,7 @@ int fz_reg(struct fz_thread *t, int fdi, uint8_t *p, uint64_t len)
 	if (fz_ioctl(t, &c))
 		return -1;
 	mi = add_mr(t, &c);
-	if (mi < 0 && c.out_ok) {
+	if (mi == -1) {
 		/* No room to remember it: give it back at once. */
 		struct fz_call d;
 
@@ -182,7 +234,7 @@ void fz_gen_reg(struct fz_thread *t, int fdi)
 		 what, (unsigned long long)m->addr,
 		 (unsigned long long)m->length, m->flags,
 		 dirty && !m->flags ? " reserved!=0" : "");
-	if (!fz_ioctl(t, &c) && add_mr(t, &c) < 0 && c.out_ok)
+	if (!fz_ioctl(t, &c) && add_mr(t, &c) == -1)
 		fz_finding(NULL, F_IDS, "no room to track a registration");
 }
 
@@ -214,6 +266,7 @@ void fz_gen_dereg(struct fz_thread *t, int fdi)
 	struct collx_mr_dereg *d;
 	struct fz_call c;
 	int mi = -1, byno = -1, err, i;
+	bool found;
 
 	pthread_mutex_lock(&fz_lock);
 	if (fz_pm(r, 850))
@@ -239,6 +292,10 @@ void fz_gen_dereg(struct fz_thread *t, int fdi)
 				byno = i;
 			}
 		}
+		if (nbynum == MAX_BYNUM)
+			abort();	/* more at once than threads */
+		bynum[nbynum].fdi = fdi;
+		bynum[nbynum++].id = d->mr_id;
 		pthread_mutex_unlock(&fz_lock);
 	}
 	if (mi >= 0 && fz_pm(r, 500)) {
@@ -258,11 +315,30 @@ void fz_gen_dereg(struct fz_thread *t, int fdi)
 	if (byno >= 0)
 		fz_mrs[byno].busy = false;
 	if (!err) {
+		found = false;
 		for (i = 0; i < FZ_MAX_MRS; i++) {
 			if (fz_mrs[i].used && fz_mrs[i].fdi == fdi &&
 			    fz_mrs[i].id == d->mr_id) {
 				fz_mr_gone(i);
+				found = true;
 			}
+		}
+		/* (Another process's, on a shared fd: nothing to wait for.) */
+		if (mi < 0 && !found && !fz_fds[fdi].shared) {
+			if (nunseen == MAX_UNSEEN)
+				memmove(unseen, unseen + 1,
+					--nunseen * sizeof(unseen[0]));
+			unseen[nunseen].fdi = fdi;
+			unseen[nunseen++].id = d->mr_id;
+		}
+	}
+	if (mi < 0) {
+		key_take(bynum, &nbynum, fdi, d->mr_id);
+		/* None in flight any more: what none removed is live. */
+		for (i = 0; i < FZ_MAX_MRS && !bynum_pending(fdi, d->mr_id); i++) {
+			if (fz_mrs[i].used && fz_mrs[i].bynum &&
+			    fz_mrs[i].fdi == fdi && fz_mrs[i].id == d->mr_id)
+				fz_mrs[i].busy = fz_mrs[i].bynum = false;
 		}
 	}
 	pthread_mutex_unlock(&fz_lock);

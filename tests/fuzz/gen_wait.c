@@ -131,6 +131,13 @@ void fz_gen_wait(struct fz_thread *t, int fdi)
 		fz_finding(t, F_LOST, "WAIT for op %llu, submitted at call #%llu and not read: ENOENT",
 			   (unsigned long long)w->op_id,
 			   (unsigned long long)fz_ops[oi].callno);
+	/*
+	 * On an fd shared with other processes, one of them read its
+	 * record: forget it, or such ops fill fz_ops over a long run.
+	 */
+	if (oi >= 0 && err == ENOENT && fz_fds[fdi].shared &&
+	    fz_can_act(&c) && c.delivered)
+		fz_op_remove(oi);
 	pthread_mutex_unlock(&fz_lock);
 }
 

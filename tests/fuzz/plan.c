@@ -224,6 +224,15 @@ static bool applicable(const struct fz_plan *p, enum defect d)
 	}
 }
 
+/* Do the input and the output (not in place) share a byte? */
+static bool overlap(const struct fz_plan *p)
+{
+	uintptr_t s = (uintptr_t)p->send, d = (uintptr_t)p->recv;
+
+	return s && d && s != d && p->in_bytes && p->out_bytes &&
+	       s < d + p->out_bytes && d < s + p->in_bytes;
+}
+
 void fz_plan_break(struct fz_thread *t, struct fz_plan *p)
 {
 	struct fz_rng *r = &t->rng;
@@ -353,6 +362,14 @@ void fz_plan_break(struct fz_thread *t, struct fz_plan *p)
 	if (d != D_RESERVED && d != D_ALGO_UNKNOWN && d != D_ALGO_CANT &&
 	    d != D_FLAGS_HIGH && d != D_ROOT && d != D_REDOP)
 		p->checkable = false;
+	/*
+	 * A buffer moved to unmapped or read-only memory may now overlap
+	 * the other one (a scratch plan's output lies at the end of the
+	 * arena, its input in the read-only region): a second defect, and
+	 * the kernel checks the shape before it touches memory.
+	 */
+	if (p->expect == EFAULT && p->alt < 0 && overlap(p))
+		p->alt = EINVAL;
 	/*
 	 * Send and recv with root 0 may name this very rank (always, on one
 	 * rank): already EINVAL, a second defect beside the one made here.

@@ -93,10 +93,15 @@ static int scen_open(struct fz_thread *t)
 	return fdi;
 }
 
+/* Close @fdi (unless @closed: then it was, after fz_fd_closing()). */
 static void scen_close(int fdi, bool closed)
 {
-	if (!closed)
+	if (!closed) {
+		pthread_mutex_lock(&fz_lock);
+		fz_fd_closing(fdi);
+		pthread_mutex_unlock(&fz_lock);
 		close(fz_fds[fdi].fd);
+	}
 	pthread_mutex_lock(&fz_lock);
 	fz_fd_forget(fdi);
 	pthread_mutex_unlock(&fz_lock);
@@ -208,6 +213,9 @@ static void race_close(struct fz_thread *t, int fdi)
 	while (fz_now() < end && !__atomic_load_n(&j.done, __ATOMIC_ACQUIRE)) {
 		if (j.h->tid && in_ioctl(j.h->tid, fz_fds[fdi].fd)) {
 			pause_us(t, 500);
+			pthread_mutex_lock(&fz_lock);
+			fz_fd_closing(fdi);
+			pthread_mutex_unlock(&fz_lock);
 			close(fz_fds[fdi].fd);
 			closed = true;
 			break;

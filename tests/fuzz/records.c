@@ -6,26 +6,72 @@
  * input and the canaries around both untouched.  Every op gets exactly
  * one record; a record for an op never queued is a finding too (after the
  * end of the run, for records that could still have met their submit).
+ *
+ * A record may be read (by another thread) before the SUBMIT that queued
+ * its op has returned to the model: it waits in its fd's limbo until the
+ * op is recorded.  On an fd of this process alone a record leaves limbo
+ * only by meeting its op (or at the end of the run), however many wait.
+ * On an fd shared with other processes most records are theirs and never
+ * meet an op of ours: its limbo keeps the newest SHARED_LIMBO, the oldest
+ * going first (ours meet their op within the call that submitted it).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
 #include "plan.h"
 
-#define MAX_LIMBO	4096
+#define SHARED_LIMBO	1024
 #define MEM_KNOWN	(COLLX_MEM_STAGED | COLLX_MEM_ZERO_COPY | \
 			 COLLX_MEM_PLACED | COLLX_MEM_DMABUF | COLLX_MEM_BOUNCED)
 
-/* Records whose op the fuzzer did not know (yet) when they arrived. */
-static struct limbo {
-	int fdi;
+/* A record whose op the fuzzer did not know (yet) when it arrived. */
+struct limbo {
 	struct collx_completion c;
+	uint64_t seq;		/* arrival order */
 	char via[8];
-} limbo[MAX_LIMBO];
-static unsigned int nlimbo;
+};
+
+/* Each fd's, under fz_lock. */
+static struct limbo_fd {
+	struct limbo *e;
+	unsigned int n, cap;
+} limbo[FZ_MAX_FDS];
+static uint64_t limbo_seq;
+static uint64_t early;		/* records that met their op in limbo */
+static unsigned int limbo_max;	/* most in one limbo of an fd of ours */
 static uint64_t foreign;	/* records of another process's ops */
+
+/* Keep @c until its op is recorded. */
+static void limbo_add(int fdi, const struct collx_completion *c,
+		      const char *via)
+{
+	struct limbo_fd *l = &limbo[fdi];
+	struct limbo *e;
+	unsigned int i, old = 0;
+
+	if (fz_fds[fdi].shared && l->n >= SHARED_LIMBO) {
+		for (i = 1; i < l->n; i++)
+			if (l->e[i].seq < l->e[old].seq)
+				old = i;
+		l->e[old] = l->e[--l->n];
+		foreign++;
+	}
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->e = realloc(l->e, l->cap * sizeof(*l->e));
+		if (!l->e)
+			abort();
+	}
+	e = &l->e[l->n++];
+	e->c = *c;
+	e->seq = ++limbo_seq;
+	snprintf(e->via, sizeof(e->via), "%s", via);
+	if (!fz_fds[fdi].shared && l->n > limbo_max)
+		limbo_max = l->n;
+}
 
 static bool margin_ok(const uint8_t *p, size_t n)
 {
@@ -139,43 +185,36 @@ void fz_record(struct fz_thread *t, int fdi, const struct collx_completion *c,
 	} else if (fz_id_seen(fdi, c->op_id) && !fz_fds[fdi].shared) {
 		fz_finding(t, F_LOST, "a second record of op %llu on fd%d (via %s)",
 			   (unsigned long long)c->op_id, fdi, via);
-	} else if (nlimbo < MAX_LIMBO) {
-		limbo[nlimbo].fdi = fdi;
-		limbo[nlimbo].c = *c;
-		snprintf(limbo[nlimbo].via, sizeof(limbo[nlimbo].via), "%s", via);
-		nlimbo++;
 	} else {
-		foreign++;
+		limbo_add(fdi, c, via);
 	}
 	pthread_mutex_unlock(&fz_lock);
 }
 
 void fz_limbo_match(struct fz_thread *t, int fdi, uint64_t id)
 {
+	struct limbo_fd *l = &limbo[fdi];
+	struct limbo e;
 	unsigned int i;
 	int oi;
 
-	for (i = 0; i < nlimbo; i++) {
-		if (limbo[i].fdi != fdi || limbo[i].c.op_id != id)
+	for (i = 0; i < l->n; i++) {
+		if (l->e[i].c.op_id != id)
 			continue;
+		e = l->e[i];
+		l->e[i] = l->e[--l->n];
+		early++;
 		oi = fz_op_find(fdi, id);
 		if (oi >= 0)
-			verify(t, oi, &limbo[i].c, limbo[i].via);
-		limbo[i] = limbo[--nlimbo];
+			verify(t, oi, &e.c, e.via);
 		return;
 	}
 }
 
 void fz_limbo_forget(int fdi)
 {
-	unsigned int i = 0;
-
-	while (i < nlimbo) {
-		if (limbo[i].fdi == fdi)
-			limbo[i] = limbo[--nlimbo];
-		else
-			i++;
-	}
+	free(limbo[fdi].e);
+	memset(&limbo[fdi], 0, sizeof(limbo[fdi]));
 }
 
 /*
@@ -207,25 +246,28 @@ static void ask_kernel(const struct fz_op *op, char *out, size_t len)
 void fz_records_final(struct fz_thread *t)
 {
 	unsigned int i;
-	int oi;
+	int oi, fdi;
 
 	pthread_mutex_lock(&fz_lock);
-	for (i = 0; i < nlimbo; i++) {
-		struct fz_fd *f = &fz_fds[limbo[i].fdi];
+	for (fdi = 0; fdi < FZ_MAX_FDS; fdi++) {
+		struct fz_fd *f = &fz_fds[fdi];
+		const struct limbo *e = limbo[fdi].e;
 
-		if (f->shared) {
-			foreign++;
-		} else if (f->maybe_queued) {
-			f->maybe_queued--;
-		} else {
-			fz_finding(t, F_LOST, "a record (via %s) on fd%d for op %llu, which was never queued (status %d, %llu bytes)",
-				   limbo[i].via, limbo[i].fdi,
-				   (unsigned long long)limbo[i].c.op_id,
-				   limbo[i].c.status,
-				   (unsigned long long)limbo[i].c.bytes);
+		for (i = 0; i < limbo[fdi].n; i++) {
+			if (f->shared) {
+				foreign++;
+			} else if (f->maybe_queued) {
+				f->maybe_queued--;
+			} else {
+				fz_finding(t, F_LOST, "a record (via %s) on fd%d for op %llu, which was never queued (status %d, %llu bytes)",
+					   e[i].via, fdi,
+					   (unsigned long long)e[i].c.op_id,
+					   e[i].c.status,
+					   (unsigned long long)e[i].c.bytes);
+			}
 		}
+		limbo[fdi].n = 0;
 	}
-	nlimbo = 0;
 	for (oi = 0; oi < FZ_MAX_OPS; oi++) {
 		const struct fz_op *op = &fz_ops[oi];
 		const struct fz_comm *cm = op->ci >= 0 ? &fz_comms[op->ci] : NULL;
@@ -247,5 +289,8 @@ void fz_records_final(struct fz_thread *t)
 	if (foreign)
 		printf("records of other processes' ops on shared fds: %llu\n",
 		       (unsigned long long)foreign);
+	if (early)
+		printf("records read before their submit returned: %llu (at most %u waiting on one fd of this process alone)\n",
+		       (unsigned long long)early, limbo_max);
 	pthread_mutex_unlock(&fz_lock);
 }

@@ -66,6 +66,19 @@ void fz_fd_forget(int fdi)
 	fz_fds[fdi].gen = gen;	/* fz_fd_add() bumps it */
 }
 
+/*
+ * Closing the fd destroys its comms, and their global ids may be handed
+ * out again (to another fd's create) before fz_fd_forget() runs.
+ */
+void fz_fd_closing(int fdi)
+{
+	int i;
+
+	for (i = 0; i < FZ_MAX_COMMS; i++)
+		if (fz_comms[i].used && fz_comms[i].fdi == fdi)
+			fz_comms[i].dying = true;
+}
+
 int fz_comm_add(int fdi, uint32_t id, uint32_t gid, uint32_t nranks,
 		uint64_t key, uint32_t timeout_ms)
 {
@@ -80,6 +93,7 @@ int fz_comm_add(int fdi, uint32_t id, uint32_t gid, uint32_t nranks,
 		c->used = true;
 		c->dying = false;
 		c->tainted = false;
+		c->bynum = false;
 		c->fdi = fdi;
 		c->id = id;
 		c->gid = gid;
