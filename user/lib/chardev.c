@@ -18,6 +18,28 @@ int collx_ioctl(int fd, unsigned long req, void *arg)
 	return rc ? -errno : 0;
 }
 
+/*
+ * What a failed collx_dev_open() means.  Its errnos are open(2)'s and the
+ * version check's, not a communicator's: collx_strerror(-EACCES) speaks of
+ * a peer's secret, which would mislead someone outside the device's group.
+ */
+const char *collx_dev_strerror(int err)
+{
+	switch (err) {
+	case -EACCES:
+	case -EPERM:
+		return "permission denied: not a member of its group (ls -l /dev/collx; the package's udev rule gives it to group collx)";
+	case -ENOENT:
+	case -ENXIO:
+	case -ENODEV:
+		return "no such device: is the collx module loaded? (modprobe collx)";
+	case -EPROTO:
+		return "the module speaks another ABI major version than this libcollx";
+	default:
+		return strerror(-err);
+	}
+}
+
 int collx_dev_open(struct collx_dev **devp)
 {
 	const char *path = collx_getenv("COLLX_DEVICE");

@@ -279,6 +279,9 @@ struct collx_ibdev_info {
 	int ncandidates;		/* ACTIVE ports that qualified */
 };
 
+/* the text of a collx_dev_open() error (not collx_strerror()'s) */
+const char *collx_dev_strerror(int err);
+
 /* Every port of every RDMA device, with its GID table. */
 int collx_ibdev_scan(struct collx_port_info **ports, int *nports,
 		     char *err, size_t errlen);

@@ -190,7 +190,7 @@ static int local_setup(struct collx_comm *comm, struct collx_bs_params *bp,
 		err = collx_dev_open(&comm->dev);
 		collx_log_version(err ? NULL : collx_dev_version(comm->dev));
 		if (err) {
-			snprintf(msg, len, "/dev/collx: %s", collx_strerror(err));
+			snprintf(msg, len, "/dev/collx: %s", collx_dev_strerror(err));
 		} else {
 			comm->fd = collx_dev_fd(comm->dev);
 			comm->fd_users = 1;

@@ -259,7 +259,7 @@ int main(int argc, char **argv)
 	}
 	err = collx_dev_open(&dev);
 	if (err)
-		snprintf(deverr, sizeof(deverr), "%s", collx_strerror(err));
+		snprintf(deverr, sizeof(deverr), "%s", collx_dev_strerror(err));
 	else
 		v = collx_dev_version(dev);
 	scan = collx_ibdev_scan(&ports, &nports, scanerr, sizeof(scanerr));

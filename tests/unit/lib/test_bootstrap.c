@@ -376,7 +376,12 @@ static int test_init_all_no_device(void)
 		CHECK(rcs[r] == -ENOENT, "rank %d: %d '%s'", r, rcs[r], msgs[r]);
 		CHECK(strstr(msgs[r], "rank 0 (") && strstr(msgs[r], "/dev/collx"), "rank %d: '%s'",
 		      r, msgs[r]);
+		/* what opening the device means, not collx_strerror()'s peer text */
+		CHECK(strstr(msgs[r], "is the collx module loaded?"), "rank %d: '%s'", r, msgs[r]);
 	}
+	CHECK(strstr(collx_dev_strerror(-EACCES), "not a member of its group") &&
+	      !strstr(collx_dev_strerror(-EACCES), "secret"), "EACCES opening /dev/collx: '%s'",
+	      collx_dev_strerror(-EACCES));
 	printf("#   message: %s\n", msgs[2]);
 	return 0;
 }
