@@ -14,12 +14,6 @@
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 . "$COLLX_SRC/user/torch/tests/lab.inc"
-# One kernel: torch under TCG costs minutes a run, and make check's time
-# is bounded; the backend is user space over the same libcollx.
-case $(uname -r) in
-6.12.*) ;;
-*) lab_skip "torch runs on the 6.12 kernel only (minutes a run under TCG)" ;;
-esac
 collx_nodes 4
 collx_need_abi11
 torch_env 29580
