@@ -706,6 +706,44 @@ static void test_fp8_pairs(int dt)
 	}
 }
 
+/*
+ * avg's scaling of every FP8 value by every rank count 1..1024, on every
+ * implementation, against the reference: quotients have long binary
+ * expansions, the case where a SIMD narrowing must round exactly once
+ * (sums and products of two fp8 values never need that).
+ */
+static void test_fp8_scale_all(int dt)
+{
+	static uint8_t x[256 * 1024], d[256 * 1024], want[256 * 1024];
+	unsigned int n, bad, first;
+	int k, impl, ret;
+	size_t i, len = 0;
+
+	for (n = 1; n <= 1024; n++)
+		for (i = 0; i < 256; i++) {
+			x[len] = (uint8_t)i;
+			want[len++] = ref_scale(dt, (uint8_t)i, n);
+		}
+	for (k = -1; k < nsimd; k++) {
+		impl = k < 0 ? COLLX_REDUCE_SCALAR : simd[k];
+		memcpy(d, x, len);
+		ret = 0;
+		for (n = 1; n <= 1024 && !ret; n++)	/* 256 values at a time */
+			ret = collx_reduce_scale_avg_with(impl, d + 256 * (n - 1), 256, dt, n);
+		bad = first = 0;
+		for (i = len; i-- > 0;) {
+			if (d[i] != want[i]) {
+				bad++;
+				first = i;
+			}
+		}
+		if (!unit_ok(!ret && !bad, "reduce.scale_all.%s.%s: every value / 1..1024 (%u wrong)",
+			     dt_name[dt], collx_reduce_impl_name(impl), bad))
+			unit_diag("0x%02x / %u: got 0x%02x want 0x%02x", x[first], first / 256 + 1,
+				  d[first], want[first]);
+	}
+}
+
 /* ---- differential: every SIMD implementation vs scalar vs reference ---- */
 
 static void test_random(int dt, int op)
@@ -876,6 +914,8 @@ void test_reduce(void)
 	test_fp8_conversions(true);
 	test_fp8_pairs(COLLX_FP8_E4M3);
 	test_fp8_pairs(COLLX_FP8_E5M2);
+	test_fp8_scale_all(COLLX_FP8_E4M3);
+	test_fp8_scale_all(COLLX_FP8_E5M2);
 	for (dt = 0; dt < NDT; dt++)
 		for (op = 0; op < COLLX_OP_COUNT; op++)
 			test_random(dt, op);
