@@ -7,12 +7,13 @@
 # (which runs the tree's own build), a program built with pkg-config joins
 # one too, the man pages open, collx-netmon and collx-doctor from the
 # package work, and dpkg -r/-P leaves nothing behind.
-# One kernel only: DKMS compiling the module under TCG took 736 s on a
-# quiet host with 2 vCPUs (lab.sh -c 2), more with one or other guests.
+# One kernel only: DKMS compiling the module under TCG took 736-934 s
+# with 2 vCPUs (lab.sh -c 2), more with one or other guests.
 # lab-timeout: 2400
 . "$COLLX_SRC/tests/lab/lib.sh"
-# Not yet part of make check (its first full run did not finish inside
-# this session's budget): COLLX_LAB_DEB=1 (lab.sh -e) runs it.
+# Not part of make check: DKMS under TCG makes the case 938 s long, more
+# than make check's time allows for either kernel; COLLX_LAB_DEB=1
+# (lab.sh -e) runs it, best with lab.sh -c 2.
 [ "${COLLX_LAB_DEB:-0}" = 1 ] || lab_skip "set COLLX_LAB_DEB=1 to run the package case (DKMS under TCG: ~12 min)"
 case $(uname -r) in
 6.12.*) ;;
