@@ -192,6 +192,15 @@ extern struct fz_comm fz_comms[FZ_MAX_COMMS];
 extern struct fz_mr fz_mrs[FZ_MAX_MRS];
 extern struct fz_op fz_ops[FZ_MAX_OPS];
 
+/* A small set of (fd, id) pairs: removals by number in flight, and such. */
+struct fz_key {
+	int fdi;
+	uint32_t id;
+};
+bool fz_key_has(const struct fz_key *set, unsigned int n, int fdi, uint32_t id);
+/* Take one (@fdi, @id) out of @set; false if none is there. */
+bool fz_key_take(struct fz_key *set, unsigned int *n, int fdi, uint32_t id);
+
 /* All of these with fz_lock held. */
 int fz_fd_add(int fd, bool shared, bool scenario, bool blocking);
 void fz_fd_forget(int fdi);	/* its objects; the fd is closed already */

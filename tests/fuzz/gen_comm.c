@@ -210,20 +210,12 @@ static unsigned int nunseen;
  * gone (when one succeeded without a comm of the model to name).
  */
 #define MAX_BYNUM	(2 * FZ_MAX_THREADS)
-static struct {
-	int fdi;
-	uint32_t id;
-} bynum[MAX_BYNUM];
+static struct fz_key bynum[MAX_BYNUM];
 static unsigned int nbynum;
 
 static bool bynum_pending(int fdi, uint32_t id)
 {
-	unsigned int i;
-
-	for (i = 0; i < nbynum; i++)
-		if (bynum[i].fdi == fdi && bynum[i].id == id)
-			return true;
-	return false;
+	return fz_key_has(bynum, nbynum, fdi, id);
 }
 
 /* The destroy by number of @id on @fdi ended: live again what it spared. */
@@ -231,12 +223,7 @@ static void bynum_end(int fdi, uint32_t id)
 {
 	unsigned int i;
 
-	for (i = 0; i < nbynum; i++) {
-		if (bynum[i].fdi == fdi && bynum[i].id == id) {
-			bynum[i] = bynum[--nbynum];
-			break;
-		}
-	}
+	fz_key_take(bynum, &nbynum, fdi, id);
 	if (bynum_pending(fdi, id))
 		return;
 	for (i = 0; i < FZ_MAX_COMMS; i++) {

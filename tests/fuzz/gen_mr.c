@@ -26,36 +26,12 @@ static const int busy_gone_errs[] = { EBUSY, ENOENT, 0 };
  */
 #define MAX_BYNUM	(2 * FZ_MAX_THREADS)
 #define MAX_UNSEEN	64
-struct mr_key {
-	int fdi;
-	uint32_t id;
-};
-static struct mr_key bynum[MAX_BYNUM], unseen[MAX_UNSEEN];
+static struct fz_key bynum[MAX_BYNUM], unseen[MAX_UNSEEN];
 static unsigned int nbynum, nunseen;
-
-/* Take one (@fdi, @id) out of @set; false if none is there. */
-static bool key_take(struct mr_key *set, unsigned int *n, int fdi,
-		     uint32_t id)
-{
-	unsigned int i;
-
-	for (i = 0; i < *n; i++) {
-		if (set[i].fdi == fdi && set[i].id == id) {
-			set[i] = set[--*n];
-			return true;
-		}
-	}
-	return false;
-}
 
 static bool bynum_pending(int fdi, uint32_t id)
 {
-	unsigned int i;
-
-	for (i = 0; i < nbynum; i++)
-		if (bynum[i].fdi == fdi && bynum[i].id == id)
-			return true;
-	return false;
+	return fz_key_has(bynum, nbynum, fdi, id);
 }
 
 /*
@@ -72,7 +48,7 @@ static int add_mr(struct fz_thread *t, struct fz_call *c)
 		return -2;
 	pthread_mutex_lock(&fz_lock);
 	if (!fz_fds[c->fdi].used || fz_fds[c->fdi].gen != c->fd_gen ||
-	    key_take(unseen, &nunseen, c->fdi, m->mr_id)) {
+	    fz_key_take(unseen, &nunseen, c->fdi, m->mr_id)) {
 		/* the fd was closed meanwhile: the registration went too */
 		pthread_mutex_unlock(&fz_lock);
 		return -2;
@@ -333,7 +309,7 @@ void fz_gen_dereg(struct fz_thread *t, int fdi)
 		}
 	}
 	if (mi < 0) {
-		key_take(bynum, &nbynum, fdi, d->mr_id);
+		fz_key_take(bynum, &nbynum, fdi, d->mr_id);
 		/* None in flight any more: what none removed is live. */
 		for (i = 0; i < FZ_MAX_MRS && !bynum_pending(fdi, d->mr_id); i++) {
 			if (fz_mrs[i].used && fz_mrs[i].bynum &&

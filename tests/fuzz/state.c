@@ -318,3 +318,26 @@ bool fz_id_seen(int fdi, uint64_t id)
 			return true;
 	return false;
 }
+
+bool fz_key_has(const struct fz_key *set, unsigned int n, int fdi, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (set[i].fdi == fdi && set[i].id == id)
+			return true;
+	return false;
+}
+
+bool fz_key_take(struct fz_key *set, unsigned int *n, int fdi, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < *n; i++) {
+		if (set[i].fdi == fdi && set[i].id == id) {
+			set[i] = set[--*n];
+			return true;
+		}
+	}
+	return false;
+}
