@@ -29,7 +29,7 @@ BASE_PKGS=(
 	libjson-c-dev libmicrohttpd-dev libmnl-dev zlib1g-dev liburing-dev
 	libxxhash-dev prometheus iputils-ping
 	# the torch.distributed backend and its tests (gloo beside it)
-	python3-torch libtorch-dev libgloo-dev
+	python3-torch libtorch-dev libgloo-dev pybind11-dev
 	# make deb, man pages; the pictures (tests/plots)
 	debhelper dh-dkms pandoc python3-matplotlib
 	# the arm64 stage: cross compiler, qemu-user, the aarch64 lab
