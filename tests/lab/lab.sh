@@ -39,6 +39,10 @@ NET_PREFIX=10.77.0
 HOST_BASE=10
 MTU=9000
 MEM_MB=${COLLX_LAB_MEM_MB:-}
+# How nodes cache the host's root (9p cache=): loose, as nothing under it
+# changes while a job runs (edit the tree between jobs, not during one);
+# COLLX_LAB_9P_CACHE=none reads every access through.
+P9CACHE=${COLLX_LAB_9P_CACHE:-loose}
 CPUS=1
 NODE_ENV=()
 
@@ -74,6 +78,7 @@ shift $((OPTIND - 1))
 case $NODES in '' | *[!0-9]*) echo "lab: -n wants a number" >&2; exit 2 ;; esac
 [ "$NODES" -ge 1 ] && [ "$NODES" -le 16 ] || { echo "lab: -n must be 1..16" >&2; exit 2; }
 case $CPUS in [1-8]) ;; *) echo "lab: -c must be 1..8" >&2; exit 2 ;; esac
+case $P9CACHE in none | loose | mmap) ;; *) echo "lab: COLLX_LAB_9P_CACHE must be none, loose or mmap" >&2; exit 2 ;; esac
 for e in "${NODE_ENV[@]}"; do
 	[[ ${e%%=*} =~ ^[A-Za-z_][A-Za-z0-9_]*$ && $e == *=* && $e != *[\'$'\n']* ]] ||
 		{ echo "lab: -e wants NAME=VALUE (no quote, no newline), not '$e'" >&2; exit 2; }
@@ -279,7 +284,7 @@ for ((i = 0; i < NODES; i++)); do
 	ip netns exec "$NS" timeout -k 5 "$QEMU_TIMEOUT" \
 		qemu-system-x86_64 -name "node$i" $CPU -smp "$CPUS" -m "$MEM_MB" \
 		-kernel "$VMLINUZ" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 quiet $KERNEL_ARGS lab.rank=$i lab.script=$LAB_DIR/guest.sh" \
+		-append "console=ttyS0 panic=-1 quiet $KERNEL_ARGS lab.rank=$i lab.script=$LAB_DIR/guest.sh lab.p9cache=$P9CACHE" \
 		-display none -monitor none -no-reboot -pidfile "$OUT/node$i/qemu.pid" \
 		-serial "file:$OUT/node$i/console.log" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
