@@ -140,6 +140,24 @@ stage_kunit() {
 	[ "${PIPESTATUS[0]}" = 0 ] || echo "not ok - kunit: tests/kunit/run.sh failed (log: .build/check/kunit.log)"
 }
 
+# The picture of case 64's run (every node's ops and the pauses it got),
+# drawn here from the nodes' netmon event logs, not in a TCG node.
+lab_timeline() {
+	local k=$1 out=$2 ev pic res nodes=0
+	ev=$(ls "$out"/node*/netmon/coll.events 2>/dev/null) || return 0
+	for n in "$out"/node*/; do nodes=$((nodes + 1)); done
+	pic=$out/plots/netmon-timeline.svg
+	mkdir -p "$out/plots"
+	# shellcheck disable=SC2086
+	if res=$(/usr/bin/python3 tests/plots/timeline.py --align op -o "$pic" $ev 2>&1) &&
+		[[ $res == *": $nodes nodes, "* ]]; then
+		echo "ok - lab $k: netmon timeline of 64-netmon-collective: $res"
+	else
+		echo "$res" | sed 's/^/# /'
+		echo "not ok - lab $k: netmon timeline of 64-netmon-collective from $nodes nodes"
+	fi
+}
+
 # One boot of a 4-node cluster per kernel runs every lab case; a case passes
 # when it passed on every node that did not skip it.
 stage_lab() {
@@ -187,6 +205,7 @@ stage_lab() {
 				echo "not ok - lab $k: $case:$why" ;;
 			esac
 		done
+		lab_timeline "$k" "$out"
 	done
 }
 

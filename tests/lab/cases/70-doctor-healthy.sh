@@ -7,11 +7,14 @@ DOCTOR=$COLLX_SRC/user/doctor/collx-doctor
 OUT=$COLLX_NODE_DIR/doctor
 G=$COLLX_LAB_DIR/doctor/healthy
 mkdir -p "$OUT"
-# status:message of one check in a --json report
+rm -f "$OUT"/*.json.tsv
+# status:message of one check in a --json report (one python3 per report,
+# read into FILE.tsv: a python start costs seconds under TCG)
 verdict() {
-	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print("\n".join(x["status"] + ": " + x["message"] for x in d["verdicts"] if x["check"] == sys.argv[2]))' "$1" "$2"
+	[ -f "$1.tsv" ] || python3 -c 'import json, sys
+for x in json.load(open(sys.argv[1]))["verdicts"]:
+    print(x["check"], x["status"] + ": " + " ".join(x["message"].split()), sep="\t")' "$1" >"$1.tsv"
+	awk -F '\t' -v c="$2" '$1 == c { print $2 }' "$1.tsv"
 }
 expect() {	# FILE CHECK STATUS [TEXT]
 	local got
