@@ -113,7 +113,7 @@ help:
 	@echo "make modules-all        the module for every installed kernel's headers"
 	@echo "make lint               checkpatch --strict and sparse"
 	@echo "make demo               4-node soft-RoCE lab (LAB_KERNEL=6.1|6.12, LAB_NODES=N)"
-	@echo "make check              every test: build, lint, unit, kunit, lab on 6.1 and 6.12"
+	@echo "make check              every test: build, lint, unit, kunit, arm64, lab on 6.1 and 6.12, arm64 lab"
 	@echo "make check-{build,unit,kunit,lab}  one stage"
 	@echo "make bench-reduce       reduction kernels vs STREAM and MPI_Reduce_local"
 	@echo "make bench              collx vs ib_write_bw and Gloo on the lab"

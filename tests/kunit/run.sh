@@ -10,7 +10,9 @@
 # run did not complete.  kunit.py's own output goes to .build/kunit/kunit.log.
 #
 # Environment: COLLX_KUNIT_SRC (source tarball, default
-# /usr/src/linux-source-6.1.tar.xz), COLLX_KUNIT_JOBS (default 2).
+# /usr/src/linux-source-6.1.tar.xz), COLLX_KUNIT_JOBS (default 2),
+# COLLX_KUNIT_TIMEOUT (seconds for the UML run, default kunit.py's 300;
+# make check runs this beside the lab, niced, and gives it more).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,7 +53,8 @@ start=$(date +%s)
 set +e
 (cd "$TREE" && python3 tools/testing/kunit/kunit.py run \
 	--kunitconfig="$ROOT/kmod/core/.kunitconfig" \
-	--build_dir="$BUILD" --jobs="$JOBS" --raw_output=all) >"$LOG" 2>&1
+	--build_dir="$BUILD" --jobs="$JOBS" --timeout="${COLLX_KUNIT_TIMEOUT:-300}" \
+	--raw_output=all) >"$LOG" 2>&1
 rc=$?
 log "kunit.py exited $rc after $(($(date +%s) - start)) s"
 
