@@ -33,7 +33,7 @@ BASE_PKGS=(
 	# make deb, man pages; the pictures (tests/plots)
 	debhelper dh-dkms pandoc python3-matplotlib
 	# the arm64 stage: cross compiler, qemu-user, the aarch64 lab
-	gcc-aarch64-linux-gnu qemu-user-static qemu-system-arm file
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static qemu-system-arm file
 )
 
 if [ "${COLLX_SKIP_APT_UPDATE:-0}" != 1 ] && ! stamp_ok "${BASE_PKGS[@]}"; then
