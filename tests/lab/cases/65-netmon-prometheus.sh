@@ -78,9 +78,10 @@ bpid=$!
 if [ "$COLLX_RANK" = 0 ]; then
 	sleep 1
 	# two bursts far enough apart that scrapes see the first one alone
-	# (1 s scrapes, netmon's 1 s refresh, and a TCG guest's stalls)
+	# (1 s scrapes, netmon's 1 s refresh, and a TCG guest's stalls: 6 s
+	# was once too short on 6.12, in a cold .ci/run)
 	switch_inject pfc --prio 3 --quanta 0xffff --count 15 --interval-us 20000 || lab_fail inject
-	sleep 6
+	sleep 12
 	switch_inject pfc --prio 3 --quanta 0xffff --count 15 --interval-us 20000 || lab_fail inject
 fi
 wait "$bpid" || { cat "$NM_DIR/prom-bench.log"; lab_fail "collx-bench failed"; }
