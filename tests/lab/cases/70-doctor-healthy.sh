@@ -7,7 +7,6 @@ DOCTOR=$COLLX_SRC/user/doctor/collx-doctor
 OUT=$COLLX_NODE_DIR/doctor
 G=$COLLX_LAB_DIR/doctor/healthy
 mkdir -p "$OUT"
-rm -f "$OUT"/*.json.tsv
 # status:message of one check in a --json report (one python3 per report,
 # read into FILE.tsv: a python start costs seconds under TCG)
 verdict() {
