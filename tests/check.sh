@@ -50,16 +50,19 @@ unnumber() {
 
 # Run a command; one TAP line with its name; its output kept in a log and
 # its tail shown on failure.
+# Its time goes in a comment line after it.
 step() {
-	local name=$1 log
+	local name=$1 log s0
 	shift
 	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9.\n-' _).log
+	s0=$(date +%s)
 	if "$@" >"$log" 2>&1; then
 		echo "ok - $name"
 	else
 		tail -n 25 "$log" | sed 's/^/# /'
 		echo "not ok - $name (log: ${log#"$SRC"/})"
 	fi
+	echo "# ($(($(date +%s) - s0)) s)"
 }
 
 resolve_krel() {
