@@ -78,7 +78,7 @@ stage_build() {
 			continue
 		fi
 		step "build: collx.ko for $krel (W=1, -Werror)" \
-			make --no-print-directory module KVER="$krel"
+			make --no-print-directory -j"$(nproc)" module KVER="$krel"
 		if [ "$first" = 1 ]; then
 			tests/lint.sh "/lib/modules/$krel/build" "$SRC/build/$krel" 2>&1
 			first=0

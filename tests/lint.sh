@@ -57,7 +57,7 @@ fi
 # C=2 checks every file, rebuilt or not.
 # The same flags as `make module`: kbuild then has no reason to recompile,
 # and the next `make module` is a no-op.
-out=$(make -C "$KDIR" M="$MODDIR" W=1 KCFLAGS=-Werror C=2 CHECK="sparse -Wno-unknown-attribute" modules 2>&1)
+out=$(make -j"$(nproc)" -C "$KDIR" M="$MODDIR" W=1 KCFLAGS=-Werror C=2 CHECK="sparse -Wno-unknown-attribute" modules 2>&1)
 rc=$?
 warn=$(echo "$out" | grep -E '(warning|error):' | grep -v 'Skipping BTF')
 if [ "$rc" = 0 ] && [ -z "$warn" ]; then
