@@ -48,9 +48,8 @@ unnumber() {
 	sed -E 's/^(not ok|ok)[[:space:]]+[0-9]+/\1/'
 }
 
-# Run a command; one TAP line with its name; its output kept in a log and
-# its tail shown on failure.
-# Its time goes in a comment line after it.
+# Run a command; one TAP line with its name, then a comment with its time;
+# its output kept in a log and its tail shown on failure.
 step() {
 	local name=$1 log s0
 	shift

@@ -4,9 +4,9 @@
 # element), and so does the last one, whose ACKs the loss may eat before
 # the peer destroys its comm (its ABORT says what arrived); the table
 # gives each size's time (one op out of place and one in place per size:
-# on 6.1 a 256 KiB op takes 8 to 13 s here).  Afterwards the counters, QPs, MRs and pinned
-# pages are back to their baseline.  COLLX_FAULT_NETEM (lab.sh -e) runs
-# other netem arguments.
+# on 6.1 a 256 KiB op takes 8 to 13 s here).  Afterwards the counters,
+# QPs, MRs and pinned pages are back to their baseline.
+# COLLX_FAULT_NETEM (lab.sh -e) runs other netem arguments.
 # lab-timeout: 300
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
