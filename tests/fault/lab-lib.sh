@@ -7,14 +7,15 @@
 # reports how each node's load ended (fault_loop_end) as one line,
 #
 #   fault-result <case> rank=R outcome=failed|done|timeout|none op=N
-#       after=S blames=P err="..."
+#       after=S kernel=S blames=P err="..."
 #
-# (after: seconds from the fault, host clock; blames: the rank the error
-# names) which lab.sh collects into faults.txt.  fault_expect records what
-# the contract wants; fault_finish checks that the collx counters, the
-# RDMA resources and the pinned pages are back to (at most) what
-# fault_baseline saw, and fails the case with every unmet expectation at
-# once.
+# (after: seconds from the fault to the process's report of it, host
+# clock; kernel: to the module's log line of it; blames: the rank the
+# error names) which lab.sh collects into faults.txt.  fault_expect
+# records what the contract wants; fault_finish checks that the collx
+# counters, the RDMA resources and the pinned pages are back to (at most)
+# what fault_baseline saw, and fails the case with every unmet expectation
+# at once.
 FAULT_CASE=$(basename "$0" .sh)
 FAULT_DIR=$COLLX_LAB_DIR/fault/$FAULT_CASE
 FAULT_TOOLS=$COLLX_SRC/tests/fault
@@ -110,10 +111,25 @@ fault_wait_ready() {
 	sleep 1
 }
 
-# The fault happened now (host clock), for every node to measure from.
+# The fault happened at host time $1, for every node to measure from.
 fault_mark() {
-	echo "${1:-$(lab_host_now)}" >"$FAULT_DIR/t.tmp"
+	echo "$1" >"$FAULT_DIR/t.tmp"
 	mv "$FAULT_DIR/t.tmp" "$FAULT_DIR/t"
+}
+
+# The fault is the next command: fault_mark_here notes the host's time
+# with shell builtins only (a file created in the results folder gets the
+# host's clock as its mtime), and fault_mark_publish, after the fault,
+# hands it to fault_mark.  Starting a process first (lab_host_now's stat,
+# a date) would put that much time before the fault: under TCG on a
+# loaded host, a second or more.
+fault_mark_here() {
+	: >"$FAULT_DIR/t.here"
+}
+
+fault_mark_publish() {
+	fault_mark "$(stat -c %.9Y "$FAULT_DIR/t.here")"
+	rm -f "$FAULT_DIR/t.here"
 }
 
 fault_time() {
@@ -151,19 +167,66 @@ fault_loop_end() {
 		FAULT_AFTER=$(awk -v t="$ts" -v o="$FAULT_OFFSET" -v f="$t0" \
 			'BEGIN { printf "%.1f", t + o - f }')
 	fi
+	fault_kernel_log "$t0"
 	echo "fault-result $FAULT_CASE rank=$COLLX_RANK outcome=$FAULT_OUTCOME op=${FAULT_OP:-?}" \
-		"after=${FAULT_AFTER:-?} blames=${FAULT_BLAMES:-none} err=\"${FAULT_ERR:-}\""
+		"after=${FAULT_AFTER:-?} kernel=${FAULT_KAFTER:-?} blames=${FAULT_BLAMES:-none}" \
+		"err=\"${FAULT_ERR:-}\""
 }
 
-# fault_expect_failed WITHIN BLAMES...: the load failed, within WITHIN
-# seconds of the fault, naming one of BLAMES (a rank, "none", or "any").
+# The module's log lines from 5 s before the fault (host time $1) on, each
+# with its time after the fault; sets FAULT_KAFTER to the first "comm N:
+# rank R failed" line's (the module prints it once it has completed the
+# comm's ops with the error).  A line of our own in the kernel log, beside
+# a file created in the results folder (its mtime: the host's clock), both
+# written by shell builtins, maps the log's stamps to the host's clock.
+fault_kernel_log() {
+	local now tag=lab-clock-$$ c=$FAULT_DIR/clock.$COLLX_RANK f=$FAULT_DIR/kernel.$COLLX_RANK
+	FAULT_KAFTER=
+	: >"$c"
+	echo "$tag" >/dev/kmsg 2>/dev/null || return 0
+	now=$(stat -c %.9Y "$c")
+	rm -f "$c"
+	dmesg | awk -v tag="$tag" -v now="$now" -v f="$1" '
+		{ sub(/^\[ */, ""); ts = $1 + 0; sub(/^[^]]*\] /, "") }
+		$0 ~ tag { mark = ts; next }
+		/^collx: / { n++; t[n] = ts; l[n] = $0 }
+		END {
+			for (i = 1; i <= n; i++) {
+				d = t[i] - mark + now - f
+				if (d < -5)
+					continue
+				printf "kernel %+.2f s: %s\n", d, l[i]
+				# (-0.5: the clocks are matched to a few ms)
+				if (k == "" && d >= -0.5 && l[i] ~ /^collx: comm [0-9]+: rank [0-9]+ failed/)
+					k = sprintf("%.1f", d)
+			}
+			if (k != "")
+				print "first-failed " k
+		}' >"$f"
+	grep -v '^first-failed ' "$f"
+	FAULT_KAFTER=$(sed -n 's/^first-failed //p' "$f")
+	rm -f "$f"
+}
+
+# fault_expect_failed WITHIN BLAMES...: the load failed, naming one of
+# BLAMES (a rank, "none", or "any"); the module failed it within WITHIN
+# seconds of the fault (its log line's time), and the process saw that
+# within FAULT_WAKE_GRACE (5) s more.  The process's own time adds its
+# wake-up and the stamping of its output: under TCG on a loaded host that
+# alone took over a second.  A lost wake-up still fails: the loop would
+# wait for the next op's timeout, or its own.
 fault_expect_failed() {
-	local within=$1 b ok=
+	local within=$1 b ok= wake=${FAULT_WAKE_GRACE:-5}
 	shift
 	[ "$FAULT_OUTCOME" = failed ] ||
 		{ fault_problem "rank $COLLX_RANK: load ended '$FAULT_OUTCOME', want a failed allreduce"; return; }
-	awk -v a="$FAULT_AFTER" -v w="$within" 'BEGIN { exit !(a <= w) }' ||
-		fault_problem "rank $COLLX_RANK: failed ${FAULT_AFTER} s after the fault, want at most $within s"
+	if [ -z "$FAULT_KAFTER" ]; then
+		fault_problem "rank $COLLX_RANK: no 'comm N: rank $COLLX_RANK failed' line in the kernel log after the fault"
+	elif ! awk -v a="$FAULT_KAFTER" -v w="$within" 'BEGIN { exit !(a <= w) }'; then
+		fault_problem "rank $COLLX_RANK: the module failed the comm ${FAULT_KAFTER} s after the fault, want at most $within s"
+	fi
+	awk -v a="$FAULT_AFTER" -v w="$within" -v g="$wake" 'BEGIN { exit !(a <= w + g) }' ||
+		fault_problem "rank $COLLX_RANK: the process saw the failure ${FAULT_AFTER} s after the fault, want at most $within + $wake s"
 	for b in "$@"; do
 		[ "$b" = any ] && ok=1
 		[ "$b" = "${FAULT_BLAMES:-none}" ] && ok=1

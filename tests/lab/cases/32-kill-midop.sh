@@ -14,8 +14,9 @@ fault_loop_start 60
 if [ "$COLLX_RANK" = "$VICTIM" ]; then
 	fault_wait_ready 4
 	pid=$(pgrep -x collx_lab) || lab_fail "no collx_lab process"
-	fault_mark
+	fault_mark_here
 	kill -KILL "$pid"
+	fault_mark_publish
 	echo "killed rank $VICTIM (pid $pid) mid-allreduce"
 fi
 fault_loop_end

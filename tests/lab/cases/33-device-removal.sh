@@ -13,9 +13,10 @@ fault_baseline
 fault_loop_start 60
 if [ "$COLLX_RANK" = 0 ]; then
 	fault_wait_ready 4
-	fault_mark
 	t0=$(date +%s.%N)
+	fault_mark_here
 	rdma link delete rxe0 || lab_fail "rdma link delete rxe0"
+	fault_mark_publish
 	echo "deleted rxe0 mid-allreduce in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
 fi
 fault_loop_end
