@@ -80,8 +80,10 @@ if [ "$COLLX_RANK" = 0 ]; then
 	# two bursts far enough apart that scrapes see the first one alone
 	# (1 s scrapes, netmon's 1 s refresh, and a TCG guest's stalls: 6 s
 	# was once too short on 6.12, in a cold .ci/run)
+	echo "first burst at $(date +%s.%N)"
 	switch_inject pfc --prio 3 --quanta 0xffff --count 15 --interval-us 20000 || lab_fail inject
 	sleep 12
+	echo "second burst at $(date +%s.%N)"
 	switch_inject pfc --prio 3 --quanta 0xffff --count 15 --interval-us 20000 || lab_fail inject
 fi
 wait "$bpid" || { cat "$NM_DIR/prom-bench.log"; lab_fail "collx-bench failed"; }
@@ -132,9 +134,31 @@ check('up{job="collx-netmon"} == 1', value('up{job="collx-netmon"}') == 1)
 check("%s == 30 == netmon's JSON %s" % (P3, frames), value(P3) == 30 and frames == [30])
 # 30 means no scrape landed between the bursts (a TCG stall: seen twice on
 # 6.12 in cold runs, with 6 s and with 12 s between them); said, not failed.
+def samples(expr):
+    r = q(expr + "[10m]")
+    if r["status"] != "success" or not r["data"]["result"]:
+        return []
+    return [(float(t), float(v)) for t, v in r["data"]["result"][0]["values"]]
+
 m = value("min_over_time(%s[10m])" % P3)
 if m == 30:
     print("note: no scrape saw the first burst alone (min_over_time == 30)")
+    # What Prometheus has, to tell a scrape that failed from one never made
+    # from a counter that jumped: every scrape's up and duration, and the
+    # pause counter's samples where it changed.
+    up = samples('up{job="collx-netmon"}')
+    dur = dict(samples('scrape_duration_seconds{job="collx-netmon"}'))
+    gaps = [b[0] - a[0] for a, b in zip(up, up[1:])]
+    print("note: %d scrapes, %d failed, longest gap %.1f s, longest scrape %.2f s" % (
+        len(up), sum(1 for _, v in up if v != 1), max(gaps or [0]), max(dur.values() or [0])))
+    for t, v in up:
+        if v != 1:
+            print("note: scrape at %.1f failed (%.2f s)" % (t, dur.get(t, -1)))
+    last = None
+    for t, v in samples(P3):
+        if v != last:
+            print("note: %s = %g from %.1f" % (P3, v, t))
+            last = v
 else:
     check("the first burst alone was scraped: min_over_time == 15 (got %s)" % m, m == 15)
 check("allreduce op count %s == JSON %d" % (value('sum(collx_netmon_op_latency_seconds_count{collective="allreduce"})'), ops),
