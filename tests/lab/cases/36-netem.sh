@@ -13,15 +13,22 @@
 collx_nodes 4
 collx_port 29638
 NETEM=${COLLX_FAULT_NETEM:-loss 5% delay 50ms}
+# Where the case's time goes: the host sits idle through most of it.
+T0=$(date +%s)
+phase() {
+	echo "phase: $* after $(($(date +%s) - T0)) s"
+}
 fault_baseline
 # Each node asks for its own port; the switch clears it after 280 s at most.
 lab_fault_netem "$COLLX_RANK" "$NETEM" 280
 trap 'lab_fault_netem_clear "$COLLX_RANK" >/dev/null' EXIT
 lab_barrier netem-on 60 || lab_fail "barrier"
+phase "netem on everywhere"
 BENCH_TIMEOUT=240
 out=$(collx_bench_ok -d float -o sum --counts 1,1021,65536 -n 2 -w 0 -c 1 -z 1) ||
 	{ printf '%s\n' "$out"; lab_fail "an allreduce under '$NETEM' failed or was wrong"; }
 printf '%s\n' "$out"
+phase "collx-bench done"
 # One line per size (rank 0 prints the table): mean time of one blocking
 # allreduce, out of place and in place, and the elements found wrong.
 printf '%s\n' "$out" | awk -v c="$(basename "$0" .sh)" -v r="$COLLX_RANK" \
@@ -29,4 +36,5 @@ printf '%s\n' "$out" | awk -v c="$(basename "$0" .sh)" -v r="$COLLX_RANK" \
 trap - EXIT
 lab_fault_netem_clear "$COLLX_RANK"
 lab_barrier netem-off 60 || lab_fail "barrier"
+phase "netem off everywhere"
 fault_finish 30
