@@ -17,7 +17,7 @@
 # what fault_baseline saw, and fails the case with every unmet expectation
 # at once.
 FAULT_CASE=$(basename "$0" .sh)
-FAULT_DIR=$COLLX_LAB_DIR/fault/$FAULT_CASE
+FAULT_DIR=$COLLX_LAB_DIR/fault/$FAULT_CASE${COLLX_CASE_RUN:+.run$COLLX_CASE_RUN}
 FAULT_TOOLS=$COLLX_SRC/tests/fault
 mkdir -p "$FAULT_DIR"
 FAULT_PROBLEMS=
@@ -168,9 +168,9 @@ fault_loop_end() {
 			'BEGIN { printf "%.1f", t + o - f }')
 	fi
 	fault_kernel_log "$t0"
-	echo "fault-result $FAULT_CASE rank=$COLLX_RANK outcome=$FAULT_OUTCOME op=${FAULT_OP:-?}" \
-		"after=${FAULT_AFTER:-?} kernel=${FAULT_KAFTER:-?} blames=${FAULT_BLAMES:-none}" \
-		"err=\"${FAULT_ERR:-}\""
+	echo "fault-result $FAULT_CASE${COLLX_CASE_RUN:+#$COLLX_CASE_RUN} rank=$COLLX_RANK" \
+		"outcome=$FAULT_OUTCOME op=${FAULT_OP:-?} after=${FAULT_AFTER:-?}" \
+		"kernel=${FAULT_KAFTER:-?} blames=${FAULT_BLAMES:-none} err=\"${FAULT_ERR:-}\""
 }
 
 # The module's log lines from 5 s before the fault (host time $1) on, each

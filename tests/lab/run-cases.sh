@@ -8,6 +8,10 @@
 # A case with a "# lab-last" line runs after all the others (a case that
 # kills a node's VM: no later case could use that node), and one with
 # "# lab-timeout: SECONDS" gets that long instead of COLLX_CASE_TIMEOUT.
+# COLLX_CASE_REPEAT=N (lab.sh -e) runs each case, lab-last ones excepted,
+# N times in a row in the same boot (the fault matrix's "ten in a row"):
+# TAP names the runs after the first "<case>#2" and so on, and each run
+# gets barriers and fault files of its own (COLLX_CASE_RUN).
 . /lab/env
 . "$COLLX_SRC/tests/lab/lib.sh"
 
@@ -55,16 +59,36 @@ kernel_reports() {
 	dmesg | tail -n +"$(($1 + 1))" | grep -E "$BAD" | grep -Ev "$BENIGN"
 }
 
-n=0
+REPEAT=${COLLX_CASE_REPEAT:-1}
+case $REPEAT in '' | *[!0-9]* | 0) echo "Bail out! COLLX_CASE_REPEAT=$REPEAT" >>"$TAP"; exit 1 ;; esac
+runs=
 for c in $cases; do
+	i=1
+	runs="$runs $c"
+	grep -q '^# lab-last$' "$c" && continue
+	while [ "$i" -lt "$REPEAT" ]; do
+		i=$((i + 1))
+		runs="$runs $c#$i"
+	done
+done
+
+n=0
+for run in $runs; do
 	n=$((n + 1))
+	c=${run%%#*}
 	name=$(basename "$c" .sh)
+	export COLLX_CASE_RUN=
+	case $run in
+	*#*)
+		COLLX_CASE_RUN=${run##*#}
+		name=$name#$COLLX_CASE_RUN ;;
+	esac
 	if ! lab_barrier "case-$name" $((longest + 60)); then
 		echo "Bail out! node$COLLX_RANK: other nodes never reached $name" >>"$TAP"
 		exit 1
 	fi
 	echo "$name" >"$COLLX_NODE_DIR/current"
-	log=$COLLX_NODE_DIR/cases/$name.log
+	log=$COLLX_NODE_DIR/cases/$(echo "$name" | tr '#' _).log
 	before=$(dmesg | wc -l)
 	start=$(date +%s)
 	limit=$(case_timeout "$c")
