@@ -14,21 +14,52 @@ collx_nodes 4
 collx_port 29638
 NETEM=${COLLX_FAULT_NETEM:-loss 5% delay 50ms}
 # Where the case's time goes: the host sits idle through most of it.
+# The collx tracepoints' op_submit and op_done, around collx-bench, split
+# its time into the comm's setup, the ops and the teardown.
 T0=$(date +%s)
 phase() {
 	echo "phase: $* after $(($(date +%s) - T0)) s"
 }
+TR=/sys/kernel/tracing
+trace_ops() {
+	local e
+	[ -w "$TR/trace_marker" ] && [ -d "$TR/events/collx/op_submit" ] || return 0
+	for e in op_submit op_done; do
+		echo "$1" >"$TR/events/collx/$e/enable"
+	done
+	[ "$1" = 1 ] || return 0
+	: >"$TR/trace"
+	echo "collx-lab: collx-bench starts" >"$TR/trace_marker"
+}
+trace_report() {
+	[ -r "$TR/trace" ] || return 0
+	echo "collx-lab: collx-bench ended" >"$TR/trace_marker" 2>/dev/null || return 0
+	awk '/collx-lab: collx-bench starts/ { t0 = $0 }
+		/collx-lab: collx-bench ended/ { t1 = $0 }
+		/ op_submit:/ && !s { s = $0 }
+		/ op_done:/ { d = $0 }
+		function ts(l) { if (match(l, /[0-9]+\.[0-9]+:/)) return substr(l, RSTART, RLENGTH - 1) + 0; return -1 }
+		END {
+			if (t0 == "" || s == "" || d == "")
+				exit
+			printf "phase: collx-bench: comm set up in %.1f s, ops %.1f s, teardown %.1f s\n",
+				ts(s) - ts(t0), ts(d) - ts(s), ts(t1) - ts(d)
+		}' "$TR/trace"
+	trace_ops 0
+}
 fault_baseline
 # Each node asks for its own port; the switch clears it after 280 s at most.
 lab_fault_netem "$COLLX_RANK" "$NETEM" 280
-trap 'lab_fault_netem_clear "$COLLX_RANK" >/dev/null' EXIT
+trap 'trace_ops 0; lab_fault_netem_clear "$COLLX_RANK" >/dev/null' EXIT
 lab_barrier netem-on 60 || lab_fail "barrier"
 phase "netem on everywhere"
 BENCH_TIMEOUT=240
+trace_ops 1
 out=$(collx_bench_ok -d float -o sum --counts 1,1021,65536 -n 2 -w 0 -c 1 -z 1) ||
 	{ printf '%s\n' "$out"; lab_fail "an allreduce under '$NETEM' failed or was wrong"; }
 printf '%s\n' "$out"
 phase "collx-bench done"
+trace_report
 # One line per size (rank 0 prints the table): mean time of one blocking
 # allreduce, out of place and in place, and the elements found wrong.
 printf '%s\n' "$out" | awk -v c="$(basename "$0" .sh)" -v r="$COLLX_RANK" \
