@@ -38,8 +38,8 @@ lab_need_ranks() {
 # Wait until every live node of ranks 0..COLLX_NRANKS-1 has reached the
 # barrier NAME (files in the shared results folder, so no network is
 # needed; a repeated case's run has names of its own); killed nodes are
-# not waited for.  Bounded: fails after
-# ${2:-120} seconds and names the ranks that never came.
+# not waited for.  Bounded: fails after ${2:-120} seconds and names the
+# ranks that never came.
 lab_barrier() {
 	local name=$1 limit=${2:-120} n=0 r missing end
 	local dir=$COLLX_LAB_DIR/barrier/${COLLX_CASE_RUN:+run$COLLX_CASE_RUN-}$1
