@@ -128,8 +128,7 @@ fault_mark_here() {
 }
 
 fault_mark_publish() {
-	fault_mark "$(stat -c %.9Y "$FAULT_DIR/t.here")"
-	rm -f "$FAULT_DIR/t.here"
+	fault_mark "$(lab_host_time_of "$FAULT_DIR/t.here")"
 }
 
 fault_time() {
@@ -184,8 +183,7 @@ fault_kernel_log() {
 	FAULT_KAFTER=
 	: >"$c"
 	echo "$tag" >/dev/kmsg 2>/dev/null || return 0
-	now=$(stat -c %.9Y "$c")
-	rm -f "$c"
+	now=$(lab_host_time_of "$c")
 	dmesg | awk -v tag="$tag" -v now="$now" -v f="$1" '
 		{ sub(/^\[ */, ""); ts = $1 + 0; sub(/^[^]]*\] /, "") }
 		$0 ~ tag { mark = ts; next }

@@ -93,8 +93,15 @@ lab_run() {
 lab_host_now() {
 	local f=$COLLX_LAB_DIR/barrier/.clock.$COLLX_RANK.$$
 	: >"$f"
-	stat -c %.9Y "$f"
-	rm -f "$f"
+	lab_host_time_of "$f"
+}
+
+# The host's time when FILE, in the results folder, was created (its
+# mtime); removes it.  Creating it (": >FILE") is a shell builtin, so a
+# caller can mark a moment without starting a process first.
+lab_host_time_of() {
+	stat -c %.9Y "$1"
+	rm -f "$1"
 }
 
 # Host clock minus this node's clock, in seconds (good to a few ms).

@@ -132,14 +132,14 @@ ops = sum(r["ops"] for r in j["latency"] if r["coll"] == "allreduce")
 paused_ops = sum(r["pauses"] for r in j["congestion_by_op"] if r["coll"] == "allreduce")
 check('up{job="collx-netmon"} == 1', value('up{job="collx-netmon"}') == 1)
 check("%s == 30 == netmon's JSON %s" % (P3, frames), value(P3) == 30 and frames == [30])
-# 30 means no scrape landed between the bursts (a TCG stall: seen twice on
-# 6.12 in cold runs, with 6 s and with 12 s between them); said, not failed.
 def samples(expr):
     r = q(expr + "[10m]")
     if r["status"] != "success" or not r["data"]["result"]:
         return []
     return [(float(t), float(v)) for t, v in r["data"]["result"][0]["values"]]
 
+# 30 means no scrape landed between the bursts (a TCG stall: seen twice on
+# 6.12 in cold runs, with 6 s and with 12 s between them); said, not failed.
 m = value("min_over_time(%s[10m])" % P3)
 if m == 30:
     print("note: no scrape saw the first burst alone (min_over_time == 30)")
