@@ -31,9 +31,32 @@ if [ "$COLLX_RANK" != "$STUCK" ]; then
 		[ "$n" -lt 600 ] || { cat "$OUT"; lab_fail "no allreduce submitted in 60 s"; }
 		sleep 0.1
 	done
-	sleep 3
-	state=$(cat /sys/kernel/debug/collx/*/state)
-	printf '%s\n' "$state"
+	# debugfs while the neighbours wait: polled from the submit until it
+	# shows what this rank waits for, with builtins only (a loaded guest
+	# starts processes slowly, and rank 1's wait ends at its 6 s timeout).
+	case $COLLX_RANK in
+	1) want='waiting for rank 2 (credits)|waiting for rank 2 (acks)' ;;
+	3) want='waiting for rank 2 (data)' ;;
+	*) want='waiting for rank' ;;
+	esac
+	n=0
+	while [ -z "$state" ] && [ "$n" -lt 100 ] && kill -0 "$pid" 2>/dev/null; do
+		n=$((n + 1))
+		for f in /sys/kernel/debug/collx/*/state; do
+			s=
+			while IFS= read -r l; do
+				s="$s$l
+"
+			done 2>/dev/null <"$f"
+			IFS='|'
+			for w in $want; do
+				case $s in *"$w"*) state=$s ;; esac
+			done
+			unset IFS
+		done
+		[ -n "$state" ] || sleep 0.1
+	done
+	printf '%s' "$state"
 fi
 wait "$pid"
 rc=$?
