@@ -114,6 +114,7 @@ void collx_engine_fail_all(struct collx_comm *comm,
 const char *collx_engine_waits_for(struct collx_comm *comm,
 				   struct collx_blame *b);
 void collx_engine_describe(struct collx_comm *comm, struct seq_file *m);
+void collx_engine_log_state(struct collx_comm *comm);
 
 /* cm.c */
 int collx_cm_listen_get(struct net *net);
@@ -148,7 +149,8 @@ bool collx_peer_ready(struct collx_peer *peer);
 void collx_peer_handshake(struct collx_peer *peer, bool established,
 			  bool remote_ready);
 const char *collx_peer_state_name(enum collx_peer_state state);
-void collx_peer_describe(struct collx_peer *peer, struct seq_file *m);
+void collx_peer_format(struct collx_peer *peer, char *buf, size_t len);
+#define COLLX_LINE_MAX	256	/* one line of collx_*_format() */
 
 /* xfer.c */
 #define COLLX_CTRL_SENDS	2	/* READY, ABORT; then one per DEST MR */

@@ -404,6 +404,22 @@ void collx_comm_work(struct work_struct *work)
 	}
 }
 
+/* What debugfs shows, into the kernel log: a timeout's evidence. */
+static void collx_comm_log_state(struct collx_comm *comm)
+{
+	char line[COLLX_LINE_MAX];
+	u32 i;
+
+	lockdep_assert_held(&comm->lock);
+	for (i = 0; i < comm->params.nranks; i++) {
+		if (comm->peers[i]) {
+			collx_peer_format(comm->peers[i], line, sizeof(line));
+			pr_warn("comm %u: %s\n", comm->id, line);
+		}
+	}
+	collx_engine_log_state(comm);
+}
+
 /**
  * collx_comm_timeout_work() - fail the running group if it stopped
  * @work: the comm's timeout_work
@@ -438,9 +454,10 @@ void collx_comm_timeout_work(struct work_struct *work)
 	why = collx_engine_waits_for(comm, &b);
 	b.err = -ETIMEDOUT;
 	idle = jiffies_to_msecs(jiffies - comm->progress_jiffies);
-	mutex_unlock(&comm->lock);
 	pr_warn("comm %u: no progress for %u ms; waiting for rank %d (%s)\n",
 		comm->id, idle, (int)b.rank, why ? why : "nothing");
+	collx_comm_log_state(comm);
+	mutex_unlock(&comm->lock);
 	collx_comm_fail(comm, &b);
 }
 
@@ -898,6 +915,7 @@ static const char *collx_comm_state_name(enum collx_comm_state state)
 int collx_comm_show(struct seq_file *m, void *data)
 {
 	struct collx_comm *comm = data;
+	char line[COLLX_LINE_MAX];
 	u32 i;
 
 	mutex_lock(&comm->lock);
@@ -910,9 +928,12 @@ int collx_comm_show(struct seq_file *m, void *data)
 		seq_printf(m, "error %d, rank %d, phase %u step %u\n",
 			   comm->err, (int)comm->failed_rank,
 			   comm->failed_phase, comm->failed_step);
-	for (i = 0; i < comm->params.nranks; i++)
-		if (comm->peers[i])
-			collx_peer_describe(comm->peers[i], m);
+	for (i = 0; i < comm->params.nranks; i++) {
+		if (comm->peers[i]) {
+			collx_peer_format(comm->peers[i], line, sizeof(line));
+			seq_printf(m, "%s\n", line);
+		}
+	}
 	collx_engine_describe(comm, m);
 	mutex_unlock(&comm->lock);
 	return 0;

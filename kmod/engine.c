@@ -343,12 +343,40 @@ static bool collx_chan_silent(const struct collx_chan *c)
 }
 
 /*
+ * An op of @g whose transfers are all done but which still waits for a
+ * window it offered @c's peer to close: the LOCAL_INV completes on the
+ * send queue behind what was posted before it (credit returns), so on a
+ * dead link it waits for acknowledgements that never come.
+ */
+static struct collx_op *collx_chan_closing(struct collx_group *g,
+					   const struct collx_chan *c, u32 *xi)
+{
+	u32 i, k;
+
+	for (i = 0; i < g->nops; i++) {
+		struct collx_op *op = g->ops[i];
+
+		if (op->left || op->done)
+			continue;
+		for (k = 0; k < op->sched.n; k++) {
+			if (op->xs[k].dmr && op->sched.x[k].peer == c->rank) {
+				*xi = k;
+				return op;
+			}
+		}
+	}
+	return NULL;
+}
+
+/*
  * Whom the running group waits for, ignoring @skip's channel: a peer that
  * gives no credit back while a slice is ready for it (it is not
  * consuming) first; then one whose data is missing; then one not
- * connected; then one whose acknowledgements are missing.  A peer silent
- * in this group (collx_chan_silent()) goes before any that is not: the
- * others may only wait for it in turn.  Returns the kind (0..3) or -1.
+ * connected; then one whose acknowledgements are missing: of our data
+ * writes, or those that an op's window invalidation waits behind
+ * (collx_chan_closing()).  A peer silent in this group
+ * (collx_chan_silent()) goes before any that is not: the others may only
+ * wait for it in turn.  Returns the kind (0..3) or -1.
  */
 static int collx_group_waits_for(struct collx_group *g, u32 skip,
 				 struct collx_blame *b)
@@ -384,6 +412,11 @@ static int collx_group_waits_for(struct collx_group *g, u32 skip,
 			kind = 3;
 			op = g->ops[c->tx[c->ntx - 1] >> 32];
 			xi = (u32)c->tx[c->ntx - 1];
+		}
+		if (kind < 0) {
+			op = collx_chan_closing(g, c, &xi);
+			if (op)
+				kind = 3;
 		}
 		if (kind < 0)
 			continue;
@@ -946,11 +979,13 @@ static const char * const collx_algo_names[] = {
 	[COLLX_ALGO_P2P] = "p2p",
 };
 
-static void collx_describe_op(struct seq_file *m, const struct collx_op *op)
+/* One line about an op that started: how far its transfers got. */
+static void collx_op_format(const struct collx_op *op, char *buf, size_t len)
 {
-	u32 i, sent = 0, recvd = 0, nsend = 0, nrecv = 0;
+	u32 i, sent = 0, recvd = 0, nsend = 0, nrecv = 0, closing = 0;
 
 	for (i = 0; i < op->sched.n; i++) {
+		closing += !!op->xs[i].dmr;
 		if (op->sched.x[i].kind == COLLX_XF_SEND) {
 			nsend += op->xs[i].nslices;
 			sent += op->xs[i].posted;
@@ -959,14 +994,15 @@ static void collx_describe_op(struct seq_file *m, const struct collx_op *op)
 			recvd += op->xs[i].done;
 		}
 	}
-	seq_printf(m, "op %u %s algo %s dtype %u redop %u count %llu memory %s%s%s%s: slices sent %u/%u received %u/%u, transfers left %u/%u\n",
-		   op->id, collx_coll_names[op->coll],
-		   collx_algo_names[op->algo], op->dtype, op->redop, op->count,
-		   op->mem & COLLX_MEM_DMABUF ? "dma-buf " : "",
-		   op->mem & COLLX_MEM_ZERO_COPY ? "zero-copy" : "",
-		   op->mem & COLLX_MEM_PLACED ? "+placed" : "",
-		   op->mem & COLLX_MEM_ZERO_COPY ? "" : "staged",
-		   sent, nsend, recvd, nrecv, op->left, op->sched.n);
+	snprintf(buf, len,
+		 "op %u %s algo %s dtype %u redop %u count %llu memory %s%s%s%s: slices sent %u/%u received %u/%u, transfers left %u/%u, windows open %u",
+		 op->id, collx_coll_names[op->coll],
+		 collx_algo_names[op->algo], op->dtype, op->redop, op->count,
+		 op->mem & COLLX_MEM_DMABUF ? "dma-buf " : "",
+		 op->mem & COLLX_MEM_ZERO_COPY ? "zero-copy" : "",
+		 op->mem & COLLX_MEM_PLACED ? "+placed" : "",
+		 op->mem & COLLX_MEM_ZERO_COPY ? "" : "staged",
+		 sent, nsend, recvd, nrecv, op->left, op->sched.n, closing);
 }
 
 /**
@@ -982,6 +1018,7 @@ static void collx_describe_op(struct seq_file *m, const struct collx_op *op)
 void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
 {
 	struct collx_blame b = {};
+	char line[COLLX_LINE_MAX];
 	const char *why;
 	u32 i;
 
@@ -990,12 +1027,38 @@ void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
 		   comm->nqueued);
 	if (!comm->run)
 		return;
-	for (i = 0; i < comm->run->nops; i++)
-		if (comm->run->ops[i]->started)
-			collx_describe_op(m, comm->run->ops[i]);
+	for (i = 0; i < comm->run->nops; i++) {
+		if (comm->run->ops[i]->started && !comm->run->ops[i]->done) {
+			collx_op_format(comm->run->ops[i], line, sizeof(line));
+			seq_printf(m, "%s\n", line);
+		}
+	}
 	why = collx_engine_waits_for(comm, &b);
 	if (why)
 		seq_printf(m, "waiting for rank %u (%s) in %s step %u since %u ms\n",
 			   b.rank, why, collx_phase_str(b.phase), b.step,
 			   jiffies_to_msecs(jiffies - comm->progress_jiffies));
+}
+
+/**
+ * collx_engine_log_state() - the running group's ops, into the kernel log
+ * @comm: the comm, with @comm->lock held
+ *
+ * For a timeout: what debugfs would have shown when it fired, kept for
+ * whoever reads the log after the process is gone.
+ *
+ * Context: process context.
+ */
+void collx_engine_log_state(struct collx_comm *comm)
+{
+	char line[COLLX_LINE_MAX];
+	u32 i;
+
+	lockdep_assert_held(&comm->lock);
+	for (i = 0; comm->run && i < comm->run->nops; i++) {
+		if (comm->run->ops[i]->started && !comm->run->ops[i]->done) {
+			collx_op_format(comm->run->ops[i], line, sizeof(line));
+			pr_warn("comm %u: %s\n", comm->id, line);
+		}
+	}
 }

@@ -589,22 +589,33 @@ void collx_peer_release(struct collx_peer *peer)
 }
 
 /**
- * collx_peer_describe() - one line about a connection, for debugfs
+ * collx_peer_format() - one line about a connection
  * @peer: the connection
- * @m: where
+ * @buf: where
+ * @len: its size
  *
- * Context: process context; takes @peer->lock.
+ * For debugfs, and for the kernel log when a comm times out: what the
+ * connection sent, received and still owes, enough to tell a lost arrival
+ * from a silent peer.
+ *
+ * Context: any; takes @peer->lock.
  */
-void collx_peer_describe(struct collx_peer *peer, struct seq_file *m)
+void collx_peer_format(struct collx_peer *peer, char *buf, size_t len)
 {
-	spin_lock_irq(&peer->lock);
-	seq_printf(m, "peer rank %u: %s%s, %s, attempts %u, credits %u/%u, writes posted %llu done %llu, chunks arrived %llu consumed %llu\n",
-		   peer->rank, collx_peer_state_name(peer->state),
-		   peer->err ? " (error)" : "",
-		   peer->active ? "we connect" : "it connects",
-		   peer->attempts, peer->credits, collx_slots(),
-		   peer->tx_posted, peer->tx_done,
-		   peer->rx_consumed + (peer->arr_tail - peer->arr_head),
-		   peer->rx_consumed);
-	spin_unlock_irq(&peer->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	snprintf(buf, len,
+		 "peer rank %u: %s%s, %s, attempts %u, credits %u/%u (returns %llu), writes posted %llu done %llu failed %llu, chunks arrived %llu consumed %llu, invalidations %llu/%llu%s%s",
+		 peer->rank, collx_peer_state_name(peer->state),
+		 peer->err ? " (error)" : "",
+		 peer->active ? "we connect" : "it connects",
+		 peer->attempts, peer->credits, collx_slots(),
+		 peer->credit_msgs, peer->tx_posted, peer->tx_done,
+		 peer->tx_errs,
+		 peer->rx_consumed + (peer->arr_tail - peer->arr_head),
+		 peer->rx_consumed, peer->inv_done, peer->inv_posted,
+		 peer->aborted ? ", aborted" : "",
+		 peer->rq_flushed ? ", receives flushed" : "");
+	spin_unlock_irqrestore(&peer->lock, flags);
 }
