@@ -111,6 +111,8 @@ void collx_engine_queue(struct collx_comm *comm, struct collx_group *g);
 int collx_engine_progress(struct collx_comm *comm, struct collx_blame *b);
 void collx_engine_fail_all(struct collx_comm *comm,
 			   const struct collx_blame *b);
+const char *collx_wait_kind_name(int kind);
+int collx_engine_wait_kind(struct collx_comm *comm, struct collx_blame *b);
 const char *collx_engine_waits_for(struct collx_comm *comm,
 				   struct collx_blame *b);
 void collx_engine_describe(struct collx_comm *comm, struct seq_file *m);
@@ -153,9 +155,18 @@ void collx_peer_format(struct collx_peer *peer, char *buf, size_t len);
 #define COLLX_LINE_MAX	256	/* one line of collx_*_format() */
 
 /* xfer.c */
-#define COLLX_CTRL_SENDS	2	/* READY, ABORT; then one per DEST MR */
+/*
+ * Control send buffers after the receive buffers, one per kind, then one
+ * per DEST MR (their indices: not the wire's enum collx_wire_ctrl_type).
+ */
+#define COLLX_CTRL_READY_BUF	0
+#define COLLX_CTRL_ABORT_BUF	1
+#define COLLX_CTRL_ASK_BUF	2
+#define COLLX_CTRL_TELL_BUF	3
+#define COLLX_CTRL_SENDS	4
 void collx_xfer_init(struct collx_peer *peer);
 u32 collx_peer_ctrl_send_buf(struct collx_peer *peer, u32 which);
+void *collx_peer_ctrl_buf(struct collx_peer *peer, u32 idx);
 void collx_peer_ctrl_send(struct collx_peer *peer, u32 idx, u32 len,
 			  struct ib_cqe *cqe, struct ib_sge *sge,
 			  struct ib_send_wr *wr);
@@ -175,6 +186,19 @@ bool collx_peer_take_arrival(struct collx_peer *peer,
 bool collx_peer_has_arrival(struct collx_peer *peer);
 void collx_peer_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void collx_peer_qp_event(struct ib_event *event, void *ctx);
+
+/* ask.c */
+struct collx_wire_ask;
+struct collx_wire_tell;
+void collx_ask_init(struct collx_peer *peer);
+bool collx_peer_ask(struct collx_peer *peer, u32 idle_ms);
+bool collx_peer_take_tell(struct collx_peer *peer, struct collx_tell *t);
+bool collx_peer_take_asked(struct collx_peer *peer);
+int collx_peer_tell(struct collx_peer *peer, const struct collx_tell *t);
+void collx_ask_recv(struct collx_peer *peer, const struct collx_wire_ask *msg,
+		    u32 len);
+void collx_tell_recv(struct collx_peer *peer,
+		     const struct collx_wire_tell *msg, u32 len);
 
 /* dest.c */
 struct collx_wire_dest;

@@ -183,10 +183,13 @@ struct collx_dest_mr {
  *	completions, a state change); any context
  * @bind: the connection resolved to @ibdev; the owner checks it is the
  *	device of all its connections (0, -ENODEV, -EXDEV); process context
+ * @asked: the peer asks whom we wait for (answer with collx_peer_tell());
+ *	any context
  */
 struct collx_peer_ops {
 	void (*kick)(struct collx_peer *peer);
 	int (*bind)(struct collx_peer *peer, struct ib_device *ibdev);
+	void (*asked)(struct collx_peer *peer);
 };
 
 /**
@@ -201,6 +204,26 @@ struct collx_blame {
 	u32 rank;
 	u32 phase;
 	u32 step;
+};
+
+/**
+ * struct collx_tell - a TELL: whom a peer's running group waits for
+ * @rank: that rank, or COLLX_RANK_NONE
+ * @kind: 0 credits, 1 data, 2 connection, 3 acks; -1 nothing
+ * @phase: enum collx_phase of the transfer waiting
+ * @step: its step
+ * @idle_ms: how long the group has made no progress (0: none runs)
+ * @written: the teller's data writes to the asker that completed, ever
+ * @arrived: the asker's data writes that arrived at the teller, ever
+ */
+struct collx_tell {
+	u32 rank;
+	int kind;
+	u32 phase;
+	u32 step;
+	u32 idle_ms;
+	u64 written;
+	u64 arrived;
 };
 
 /**
@@ -253,13 +276,15 @@ struct collx_conn_params {
  * @rx: the staging area the peer writes into
  * @tx: the staging area chunks are copied into before we write them
  * @ctrl: control buffers, DMA-mapped: receives first, then one send
- *	buffer per kind (READY, ABORT) and one per DEST MR
+ *	buffer per kind (READY, ABORT, ASK, TELL) and one per DEST MR
  * @ctrl_dma: DMA address of @ctrl
  * @ctrl_bytes: size of @ctrl
  * @recvs: receive contexts, @nrecv of them
  * @nrecv: receives kept posted
  * @send_cqe: completion of control sends and registrations
  * @abort_cqe: completion of the ABORT send
+ * @ask_cqe: completion of the ASK send
+ * @tell_cqe: completion of the TELL send
  * @write_cqe: completion of data writes
  * @inv_cqe: completion of DEST invalidations
  * @abort_done: the ABORT send completed (or flushed)
@@ -292,6 +317,12 @@ struct collx_conn_params {
  * @abort_arrived: how many of our data writes the ABORT says arrived:
  *	those are delivered, whatever their completions say
  * @aborted: the peer sent an ABORT
+ * @ask_busy: our ASK's send buffer is in flight
+ * @awaiting: we asked; no TELL yet
+ * @told: a TELL answered our ASK (in @tell)
+ * @tell: what it said
+ * @tell_busy: our TELL's send buffer is in flight
+ * @asked: the peer's ASK is not yet answered
  * @tx_seq: groups that sent to this peer
  * @rx_seq: groups that received from this peer
  * @nonce: our handshake nonce
@@ -336,6 +367,8 @@ struct collx_peer {
 	u32 nrecv;
 	struct ib_cqe send_cqe;
 	struct ib_cqe abort_cqe;
+	struct ib_cqe ask_cqe;
+	struct ib_cqe tell_cqe;
 	struct ib_cqe write_cqe;
 	struct ib_cqe inv_cqe;
 	struct completion abort_done;
@@ -365,6 +398,12 @@ struct collx_peer {
 	struct collx_blame abort;
 	u64 abort_arrived;
 	bool aborted;
+	bool ask_busy;
+	bool awaiting;
+	bool told;
+	struct collx_tell tell;
+	bool tell_busy;
+	bool asked;
 	u64 tx_seq;
 	u64 rx_seq;
 	u8 nonce[16];
@@ -446,6 +485,12 @@ struct collx_cm_entry {
  * @work: runs the engine
  * @timeout_work: fails the running group when it stops progressing
  * @progress_jiffies: when the running group last made progress
+ * @ask_rank: the peer asked whom it waits for in this stall, or
+ *	COLLX_RANK_NONE
+ * @ask_stall: @progress_jiffies when it was asked (progress since makes
+ *	the question stale)
+ * @ask_jiffies: when it was asked
+ * @asked: a peer's ASK waits for our answer
  * @held: failed ops whose buffers the NIC may still touch; released once
  *	the connections are drained
  * @aborted: its failure was handled: ops completed, peers told
@@ -480,6 +525,10 @@ struct collx_comm {
 	struct work_struct work;
 	struct delayed_work timeout_work;
 	unsigned long progress_jiffies;
+	u32 ask_rank;
+	unsigned long ask_stall;
+	unsigned long ask_jiffies;
+	bool asked;
 	struct list_head held;
 	bool aborted;
 	struct collx_debugfs_file *debugfs;

@@ -65,6 +65,13 @@ static inline u32 collx_staging_bytes(void)
  * the ABORT that the data arrived.  A live peer acknowledges in one RTT.
  */
 #define COLLX_ABORT_WAIT_MS	2000
+/*
+ * How long a rank whose timeout expired waits for the answer of the peer
+ * it waits for (whom that peer waits for), at most a quarter of the
+ * comm's timeout: a live peer answers in one round trip, and the
+ * fault matrix allows timeout + 1 s.
+ */
+#define COLLX_ASK_GRACE_MS	300
 /* RC transport retries (7 = the most) and RNR retries (7 = forever). */
 #define COLLX_RETRY_COUNT	7
 #define COLLX_RNR_RETRY_COUNT	7

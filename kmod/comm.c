@@ -176,9 +176,19 @@ static int collx_comm_bind(struct collx_peer *peer, struct ib_device *ibdev)
 	return ret;
 }
 
+/* The peer's ASK: collx_comm_work() answers it, with the engine's view. */
+static void collx_comm_asked(struct collx_peer *peer)
+{
+	struct collx_comm *comm = peer->owner;
+
+	WRITE_ONCE(comm->asked, true);
+	queue_work(collx_wq, &comm->work);
+}
+
 static const struct collx_peer_ops collx_comm_peer_ops = {
 	.kick = collx_comm_kick,
 	.bind = collx_comm_bind,
+	.asked = collx_comm_asked,
 };
 
 /**
@@ -346,6 +356,31 @@ static void collx_comm_abort_peers(struct collx_comm *comm,
 	kfree(wait);
 }
 
+/* Tell every peer that asked whom our running group waits for (ask.c). */
+static void collx_comm_answer(struct collx_comm *comm)
+{
+	struct collx_blame b = { .rank = COLLX_RANK_NONE };
+	struct collx_tell t = {};
+	u32 i;
+
+	lockdep_assert_held(&comm->lock);
+	WRITE_ONCE(comm->asked, false);
+	t.kind = collx_engine_wait_kind(comm, &b);
+	if (b.rank == COLLX_RANK_NONE)
+		t.kind = -1;
+	t.rank = t.kind < 0 ? COLLX_RANK_NONE : b.rank;
+	t.phase = t.kind < 0 ? COLLX_PHASE_NONE : b.phase;
+	t.step = t.kind < 0 ? 0 : b.step;
+	if (comm->run)
+		t.idle_ms = jiffies_to_msecs(jiffies - comm->progress_jiffies);
+	for (i = 0; i < comm->params.nranks; i++) {
+		struct collx_peer *peer = READ_ONCE(comm->peers[i]);
+
+		if (peer && collx_peer_take_asked(peer))
+			collx_peer_tell(peer, &t);
+	}
+}
+
 /**
  * collx_comm_work() - run the engine; handle a failure
  * @work: the comm's work
@@ -376,7 +411,13 @@ void collx_comm_work(struct work_struct *work)
 		else if (!delayed_work_pending(&comm->timeout_work))
 			mod_delayed_work(collx_wq, &comm->timeout_work,
 					 msecs_to_jiffies(timeout));
+		/* The answer to our question came: decide now. */
+		if (comm->ask_rank != COLLX_RANK_NONE &&
+		    READ_ONCE(comm->peers[comm->ask_rank]->told))
+			mod_delayed_work(collx_wq, &comm->timeout_work, 0);
 	}
+	if (READ_ONCE(comm->asked))
+		collx_comm_answer(comm);
 	if (READ_ONCE(comm->state) == COLLX_COMM_ERROR && !comm->aborted) {
 		collx_comm_failure(comm, &b);
 		collx_comm_reblame(comm, &b);
@@ -404,6 +445,13 @@ void collx_comm_work(struct work_struct *work)
 	}
 }
 
+/* How long an asked peer has to answer (collx_comm_ask()), in jiffies. */
+static unsigned long collx_comm_ask_grace(const struct collx_comm *comm)
+{
+	return msecs_to_jiffies(min_t(u32, COLLX_ASK_GRACE_MS,
+				      comm->params.timeout_ms / 4));
+}
+
 /* What debugfs shows, into the kernel log: a timeout's evidence. */
 static void collx_comm_log_state(struct collx_comm *comm)
 {
@@ -420,11 +468,73 @@ static void collx_comm_log_state(struct collx_comm *comm)
 	collx_engine_log_state(comm);
 }
 
+/*
+ * The timeout expired, waiting for @b's rank: ask that peer whom it waits
+ * for, and give it a grace to answer (ask.c).  With @comm->lock held.
+ */
+static bool collx_comm_ask(struct collx_comm *comm,
+			   const struct collx_blame *b, int kind, u32 idle)
+{
+	struct collx_peer *peer;
+
+	if (kind < 0 || b->rank >= comm->params.nranks ||
+	    b->rank == comm->params.rank)
+		return false;
+	peer = comm->peers[b->rank];
+	if (!peer || !collx_peer_ask(peer, idle))
+		return false;
+	comm->ask_rank = b->rank;
+	comm->ask_stall = comm->progress_jiffies;
+	comm->ask_jiffies = jiffies;
+	mod_delayed_work(collx_wq, &comm->timeout_work,
+			 collx_comm_ask_grace(comm));
+	return true;
+}
+
+/*
+ * Whom a timeout names: the peer we wait for, or, if that peer answered
+ * that it waits for a third rank, that rank (behind a dead rank, its live
+ * neighbours are as stuck as we are).  Logs why.  With @comm->lock held.
+ */
+static void collx_comm_timeout_blame(struct collx_comm *comm,
+				     struct collx_blame *b, int kind,
+				     u32 idle, bool told,
+				     const struct collx_tell *t)
+{
+	u32 asked = comm->ask_rank, me = comm->params.rank;
+	const char *why = collx_wait_kind_name(kind);
+
+	if (!why)
+		why = "nothing";
+	comm->ask_rank = COLLX_RANK_NONE;
+	if (told && t->rank != COLLX_RANK_NONE && t->rank != me &&
+	    t->rank != asked) {
+		pr_warn("comm %u: no progress for %u ms; waiting for rank %u (%s), which waits for rank %u (%s) for %u ms\n",
+			comm->id, idle, asked, why, t->rank,
+			collx_wait_kind_name(t->kind), t->idle_ms);
+		b->rank = t->rank;
+		b->phase = t->phase;
+		b->step = t->step;
+	} else if (told) {
+		pr_warn("comm %u: no progress for %u ms; waiting for rank %u (%s), which waits for %s; it has %llu of our writes and wrote %llu to us\n",
+			comm->id, idle, asked, why,
+			t->rank == me ? "us" : "nothing", t->arrived,
+			t->written);
+	} else if (asked != COLLX_RANK_NONE) {
+		pr_warn("comm %u: no progress for %u ms; waiting for rank %d (%s), which did not answer\n",
+			comm->id, idle, (int)b->rank, why);
+	} else {
+		pr_warn("comm %u: no progress for %u ms; waiting for rank %d (%s)\n",
+			comm->id, idle, (int)b->rank, why);
+	}
+}
+
 /**
  * collx_comm_timeout_work() - fail the running group if it stopped
  * @work: the comm's timeout_work
  *
- * Names the peer the group waits for (collx_engine_waits_for()).
+ * Names the peer the group waits for (collx_engine_waits_for()), or whom
+ * that peer says it waits for (collx_comm_ask()).
  *
  * Context: collx_wq.
  */
@@ -437,7 +547,10 @@ void collx_comm_timeout_work(struct work_struct *work)
 		.err = -ETIMEDOUT,
 		.rank = COLLX_RANK_NONE,
 	};
-	const char *why;
+	struct collx_tell t = {};
+	unsigned long end;
+	bool told = false;
+	int kind;
 	u32 idle;
 
 	mutex_lock(&comm->lock);
@@ -451,11 +564,29 @@ void collx_comm_timeout_work(struct work_struct *work)
 		mutex_unlock(&comm->lock);
 		return;
 	}
-	why = collx_engine_waits_for(comm, &b);
+	kind = collx_engine_wait_kind(comm, &b);
 	b.err = -ETIMEDOUT;
 	idle = jiffies_to_msecs(jiffies - comm->progress_jiffies);
-	pr_warn("comm %u: no progress for %u ms; waiting for rank %d (%s)\n",
-		comm->id, idle, (int)b.rank, why ? why : "nothing");
+	/* A question asked before the last progress was about another stall. */
+	if (comm->ask_rank != COLLX_RANK_NONE &&
+	    comm->ask_stall != comm->progress_jiffies)
+		comm->ask_rank = COLLX_RANK_NONE;
+	if (comm->ask_rank == COLLX_RANK_NONE) {
+		if (collx_comm_ask(comm, &b, kind, idle)) {
+			mutex_unlock(&comm->lock);
+			return;
+		}
+	} else {
+		told = collx_peer_take_tell(comm->peers[comm->ask_rank], &t);
+		end = comm->ask_jiffies + collx_comm_ask_grace(comm);
+		if (!told && time_before(jiffies, end)) {
+			mod_delayed_work(collx_wq, &comm->timeout_work,
+					 end - jiffies);
+			mutex_unlock(&comm->lock);
+			return;
+		}
+	}
+	collx_comm_timeout_blame(comm, &b, kind, idle, told, &t);
 	collx_comm_log_state(comm);
 	mutex_unlock(&comm->lock);
 	collx_comm_fail(comm, &b);
@@ -628,6 +759,7 @@ static int collx_comm_init(struct collx_comm *comm,
 	INIT_LIST_HEAD(&comm->cm.list);
 	INIT_WORK(&comm->work, collx_comm_work);
 	INIT_DELAYED_WORK(&comm->timeout_work, collx_comm_timeout_work);
+	comm->ask_rank = COLLX_RANK_NONE;
 	comm->state = COLLX_COMM_CONNECTING;
 	comm->failed_rank = COLLX_RANK_NONE;
 	comm->dev_user.removed = collx_comm_dev_removed;

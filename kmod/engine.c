@@ -918,6 +918,39 @@ void collx_engine_fail_all(struct collx_comm *comm, const struct collx_blame *b)
 }
 
 /**
+ * collx_wait_kind_name() - what a wait kind means
+ * @kind: 0..3, or -1
+ *
+ * Context: any.
+ * Return: "credits", "data", "connection", "acks", or NULL for -1.
+ */
+const char *collx_wait_kind_name(int kind)
+{
+	static const char * const why[] = {
+		"credits", "data", "connection", "acks"
+	};
+
+	return kind >= 0 && kind < ARRAY_SIZE(why) ? why[kind] : NULL;
+}
+
+/**
+ * collx_engine_wait_kind() - whom the running group waits for, and why
+ * @comm: the comm, with @comm->lock held
+ * @b: out: the rank, and the phase and step of the transfer waiting
+ *
+ * Context: process context.
+ * Return: the kind of wait (collx_wait_kind_name()), or -1 if nothing
+ * waits on a peer.
+ */
+int collx_engine_wait_kind(struct collx_comm *comm, struct collx_blame *b)
+{
+	lockdep_assert_held(&comm->lock);
+	if (!comm->run)
+		return -1;
+	return collx_group_waits_for(comm->run, COLLX_RANK_NONE, b);
+}
+
+/**
  * collx_engine_waits_for() - whom the running group waits for
  * @comm: the comm, with @comm->lock held
  * @b: out: the rank, and the phase and step of the transfer waiting
@@ -929,16 +962,7 @@ void collx_engine_fail_all(struct collx_comm *comm, const struct collx_blame *b)
 const char *collx_engine_waits_for(struct collx_comm *comm,
 				   struct collx_blame *b)
 {
-	static const char * const why[] = {
-		"credits", "data", "connection", "acks"
-	};
-	int kind;
-
-	lockdep_assert_held(&comm->lock);
-	if (!comm->run)
-		return NULL;
-	kind = collx_group_waits_for(comm->run, COLLX_RANK_NONE, b);
-	return kind >= 0 ? why[kind] : NULL;
+	return collx_wait_kind_name(collx_engine_wait_kind(comm, b));
 }
 
 static const char *collx_phase_str(u32 phase)

@@ -16,10 +16,11 @@
  *     READY {rkey, proof_a}          --->  checks proof_a, registers rx
  *     <---  READY {rkey}
  *
- * The peer reports upward only through its ops table (kick, bind); it
- * never sees the comm.  An ABORT from the peer is kept with the peer
- * (collx_peer_blame()), so a failure it causes names whom it named.
- * Posting and completions are in xfer.c, DEST windows in dest.c.
+ * The peer reports upward only through its ops table (kick, bind,
+ * asked); it never sees the comm.  An ABORT from the peer is kept with the
+ * peer (collx_peer_blame()), so a failure it causes names whom it named.
+ * Posting and completions are in xfer.c, ASK and TELL in ask.c, DEST
+ * windows in dest.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -317,11 +318,15 @@ int collx_peer_setup(struct collx_peer *peer, struct rdma_cm_id *cm_id)
 
 	/*
 	 * Receives: one per chunk the peer may have in flight (its credits),
-	 * one per credit message we may get back, DESTs, READY and ABORT.
+	 * one per credit message we may get back, DESTs, READY, ABORT, ASK
+	 * and TELL.
 	 */
-	peer->nrecv = 2 * nslots + COLLX_DEST_MRS + 4;
-	/* Sends: writes, credit messages, DEST REG+SEND+INV, READY, ABORT. */
-	nsend = 2 * nslots + 3 * COLLX_DEST_MRS + 8;
+	peer->nrecv = 2 * nslots + COLLX_DEST_MRS + 6;
+	/*
+	 * Sends: writes, credit messages, DEST REG+SEND+INV, READY, ABORT,
+	 * ASK, TELL.
+	 */
+	nsend = 2 * nslots + 3 * COLLX_DEST_MRS + 10;
 	peer->cq_size = peer->nrecv + nsend + 2;
 	peer->cq = ib_cq_pool_get(ibdev, peer->cq_size, -1, IB_POLL_WORKQUEUE);
 	if (IS_ERR(peer->cq)) {

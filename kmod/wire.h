@@ -10,7 +10,7 @@
 
 #include <linux/types.h>
 
-#define COLLX_WIRE_MAGIC	0x434c5804	/* "CLX" v4 (READY is type 1) */
+#define COLLX_WIRE_MAGIC	0x434c5805	/* "CLX" v5 (ASK and TELL) */
 #define COLLX_WIRE_NONCE	16
 #define COLLX_WIRE_PROOF	32
 
@@ -72,6 +72,10 @@ enum collx_wire_ctrl_type {
 	COLLX_CTRL_DEST = 2,
 	/* struct collx_wire_abort */
 	COLLX_CTRL_ABORT = 3,
+	/* struct collx_wire_ask */
+	COLLX_CTRL_ASK = 4,
+	/* struct collx_wire_tell */
+	COLLX_CTRL_TELL = 5,
 };
 
 /**
@@ -151,6 +155,58 @@ struct collx_wire_abort {
 	__be32 rank;
 	__be32 phase;
 	__be32 step;
+	__be64 arrived;
+};
+
+/**
+ * struct collx_wire_ask - ASK: my group stopped; whom does yours wait for?
+ * @magic: COLLX_WIRE_MAGIC
+ * @type: COLLX_CTRL_ASK
+ * @idle_ms: how long my group has made no progress
+ * @__pad: 0
+ *
+ * Sent once per stall, by a rank whose timeout expired, to the peer it
+ * waits for; answered with a TELL.
+ */
+struct collx_wire_ask {
+	__be32 magic;
+	__be32 type;
+	__be32 idle_ms;
+	__be32 __pad;
+};
+
+/* @kind of a TELL whose sender runs no collective, or waits on no peer. */
+#define COLLX_WIRE_WAITS_NOTHING	0xffffffffu
+
+/**
+ * struct collx_wire_tell - TELL: whom my running group waits for
+ * @magic: COLLX_WIRE_MAGIC
+ * @type: COLLX_CTRL_TELL
+ * @rank: that rank (COLLX_RANK_NONE: nobody)
+ * @kind: what for: 0 credits, 1 data, 2 connection, 3 acknowledgements;
+ *	COLLX_WIRE_WAITS_NOTHING
+ * @phase: enum collx_phase of the transfer waiting
+ * @step: its step
+ * @idle_ms: how long my group has made no progress (0: none runs)
+ * @__pad: 0
+ * @written: my data writes to you that completed, ever
+ * @arrived: your data writes that arrived here, ever
+ *
+ * With equal timeouts a rank that is not a neighbour of a dead one times
+ * out with its neighbours, before their ABORTs arrive: the answer names
+ * the dead rank for it.  The counters say, for the log, which side lost
+ * what.
+ */
+struct collx_wire_tell {
+	__be32 magic;
+	__be32 type;
+	__be32 rank;
+	__be32 kind;
+	__be32 phase;
+	__be32 step;
+	__be32 idle_ms;
+	__be32 __pad;
+	__be64 written;
 	__be64 arrived;
 };
 

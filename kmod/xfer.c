@@ -5,7 +5,8 @@
  * Data moves as RDMA WRITE_WITH_IMM into the peer's rx staging slots (or
  * straight into its output through a DEST window); the peer gives slots
  * back with a zero-length SEND_WITH_IMM carrying how many (a credit).
- * Control messages (READY, DEST, ABORT) are SENDs of the control buffers.
+ * Control messages (READY, DEST, ABORT, ASK, TELL) are SENDs of the
+ * control buffers.
  *
  * CQ handlers never sleep and never touch the engine's state: they record
  * what happened under @peer->lock and kick the owner.  Everything the
@@ -18,14 +19,15 @@
 #include "collx_loc.h"
 #include "wire.h"
 
-/*
- * Control send buffers after the receive buffers (their indices: not the
- * wire's enum collx_wire_ctrl_type, whose READY this once shadowed).
+/**
+ * collx_peer_ctrl_buf() - control buffer @idx
+ * @peer: the connection
+ * @idx: a receive (below @peer->nrecv) or collx_peer_ctrl_send_buf()
+ *
+ * Context: any.
+ * Return: its kernel address.
  */
-#define COLLX_CTRL_READY_BUF	0
-#define COLLX_CTRL_ABORT_BUF	1
-
-static void *collx_ctrl_buf(struct collx_peer *peer, u32 idx)
+void *collx_peer_ctrl_buf(struct collx_peer *peer, u32 idx)
 {
 	return peer->ctrl + (size_t)idx * COLLX_CTRL_SIZE;
 }
@@ -33,8 +35,7 @@ static void *collx_ctrl_buf(struct collx_peer *peer, u32 idx)
 /**
  * collx_peer_ctrl_send_buf() - control send buffer @which
  * @peer: the connection
- * @which: COLLX_CTRL_READY_BUF, COLLX_CTRL_ABORT_BUF, or COLLX_CTRL_SENDS + k
- *	for DEST MR k
+ * @which: COLLX_CTRL_*_BUF, or COLLX_CTRL_SENDS + k for DEST MR k
  *
  * Context: any.
  * Return: the buffer's index in the control area.
@@ -178,7 +179,7 @@ int collx_peer_post_reg(struct collx_peer *peer)
 int collx_peer_send_ready(struct collx_peer *peer, const u8 *proof)
 {
 	u32 idx = collx_peer_ctrl_send_buf(peer, COLLX_CTRL_READY_BUF);
-	struct collx_wire_ready *msg = collx_ctrl_buf(peer, idx);
+	struct collx_wire_ready *msg = collx_peer_ctrl_buf(peer, idx);
 	struct ib_send_wr wr;
 	struct ib_sge sge;
 
@@ -213,7 +214,7 @@ int collx_peer_post_abort(struct collx_peer *peer, int err, u32 rank,
 			  u32 phase, u32 step)
 {
 	u32 idx = collx_peer_ctrl_send_buf(peer, COLLX_CTRL_ABORT_BUF);
-	struct collx_wire_abort *msg = collx_ctrl_buf(peer, idx);
+	struct collx_wire_abort *msg = collx_peer_ctrl_buf(peer, idx);
 	struct ib_send_wr wr;
 	struct ib_sge sge;
 	unsigned long flags;
@@ -506,7 +507,7 @@ static void collx_peer_recv_abort(struct collx_peer *peer,
 static void collx_peer_recv_ctrl(struct collx_peer *peer, u32 idx, u32 len)
 {
 	u64 off = (u64)idx * COLLX_CTRL_SIZE;
-	const __be32 *hdr = collx_ctrl_buf(peer, idx);
+	const __be32 *hdr = collx_peer_ctrl_buf(peer, idx);
 
 	ib_dma_sync_single_for_cpu(peer->ibdev, peer->ctrl_dma + off,
 				   COLLX_CTRL_SIZE, DMA_BIDIRECTIONAL);
@@ -525,6 +526,12 @@ static void collx_peer_recv_ctrl(struct collx_peer *peer, u32 idx, u32 len)
 		break;
 	case COLLX_CTRL_ABORT:
 		collx_peer_recv_abort(peer, (const void *)hdr, len);
+		break;
+	case COLLX_CTRL_ASK:
+		collx_ask_recv(peer, (const void *)hdr, len);
+		break;
+	case COLLX_CTRL_TELL:
+		collx_tell_recv(peer, (const void *)hdr, len);
 		break;
 	default:
 		collx_peer_broken(peer, -EPROTO);
@@ -691,4 +698,5 @@ void collx_xfer_init(struct collx_peer *peer)
 	peer->abort_cqe.done = collx_peer_abort_done;
 	peer->write_cqe.done = collx_peer_write_done;
 	peer->inv_cqe.done = collx_dest_inv_done;
+	collx_ask_init(peer);
 }

@@ -37,10 +37,12 @@
 
 #include "node.h"
 
-#define WIRE_MAGIC	0x434c5804
+#define WIRE_MAGIC	0x434c5805
 #define CTRL_READY	1
 #define CTRL_DEST	2
 #define CTRL_ABORT	3
+#define CTRL_ASK	4
+#define CTRL_TELL	5
 #define CTRL_SIZE	64
 #define NRECV		256
 #define COUNT		(64 * 1024)	/* fp32 elements of rank 1's allreduce */
@@ -75,19 +77,25 @@ struct wire_abort {
 	uint64_t arrived;
 } __attribute__((packed));
 
+struct wire_tell {
+	uint32_t magic, type, rank, kind, phase, step, idle_ms, pad;
+	uint64_t written, arrived;
+} __attribute__((packed));
+
 enum kind {
 	K_ABORT, K_CTRL_RAW, K_READY_AGAIN, K_CREDITS, K_CHUNK, K_CHUNKS,
+	K_TELL,
 };
 
 struct forgery {
 	const char *name;
 	enum kind kind;
 	int32_t err;		/* ABORT: its errno */
-	uint32_t rank;		/* ABORT: whom it names */
+	uint32_t rank;		/* ABORT, TELL: whom it names */
 	uint64_t arrived;	/* ABORT: its count */
 	uint32_t len;		/* bytes sent (0: the whole struct) */
 	uint32_t word0, word1;	/* K_CTRL_RAW: magic and type */
-	uint32_t imm;		/* K_CREDITS: the count */
+	uint32_t imm;		/* K_CREDITS: the count; K_TELL: the kind */
 	int want;		/* the allreduce's status */
 };
 
@@ -112,6 +120,14 @@ static const struct forgery forgeries[] = {
 	  0, 0, 0, 0, WIRE_MAGIC, 99, 0, -EPROTO },
 	{ "control message of 4 bytes", K_CTRL_RAW,
 	  0, 0, 0, 4, WIRE_MAGIC, CTRL_ABORT, 0, -EPROTO },
+	{ "ASK shorter than its struct", K_CTRL_RAW,
+	  0, 0, 0, 8, WIRE_MAGIC, CTRL_ASK, 0, -EPROTO },
+	{ "TELL shorter than its struct", K_TELL,
+	  0, 1, 0, 16, 0, 0, 1, -EPROTO },
+	{ "TELL naming rank 7 of 2", K_TELL,
+	  0, 7, 0, 0, 0, 0, 1, -EPROTO },
+	{ "TELL of an unknown kind of wait", K_TELL,
+	  0, 1, 0, 0, 0, 0, 9, -EPROTO },
 	{ "DEST for a window that does not exist", K_CTRL_RAW,
 	  0, 0, 0, 0, WIRE_MAGIC, CTRL_DEST, 0, -EPROTO },
 	{ "a second READY", K_READY_AGAIN,
@@ -478,6 +494,7 @@ static int send_forgery(struct conn *c, const struct forgery *f)
 {
 	union {
 		struct wire_abort a;
+		struct wire_tell t;
 		struct wire_dest d;
 		struct wire_ready r;
 		uint32_t w[16];
@@ -503,6 +520,13 @@ static int send_forgery(struct conn *c, const struct forgery *f)
 			m.d.window = htonl(99);
 		m.d.bytes = htobe64(4096);
 		return post_send(c, &m, len ? len : sizeof(m.d), IBV_WR_SEND,
+				 0, 0, 0);
+	case K_TELL:
+		m.t.magic = htonl(WIRE_MAGIC);
+		m.t.type = htonl(CTRL_TELL);
+		m.t.rank = htonl(f->rank);
+		m.t.kind = htonl(f->imm);
+		return post_send(c, &m, len ? len : sizeof(m.t), IBV_WR_SEND,
 				 0, 0, 0);
 	case K_READY_AGAIN:
 		m.r.magic = htonl(WIRE_MAGIC);

@@ -4,20 +4,17 @@
 # naming a ring neighbour (1 or 3).  Once the port is up again a new
 # communicator gives an exact allreduce across it, and on every node the
 # collx counters, QPs, MRs and pinned pages are back to their baseline.
-# Rank 0, not a ring neighbour of rank 2, waits longer (as in 39-vm-kill):
-# with equal timeouts it may time out at the same moment as rank 2's
-# neighbours, before their ABORTs naming rank 2 arrive, and then name the
-# neighbour it waits for (rank 3), which is all it can see.
+# Every rank has the same timeout: rank 0, not a ring neighbour of rank 2,
+# times out with rank 2's neighbours, before their ABORTs can arrive, and
+# names rank 2 because the neighbour it waits for answers its ASK that it
+# waits for rank 2 (kmod/ask.c).
 # lab-timeout: 150
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 . "$COLLX_SRC/tests/fault/lab-lib.sh"
 collx_nodes 4
 collx_port 29636
-case $COLLX_RANK in
-0) export COLLX_TIMEOUT_MS=8000 ;;
-*) export COLLX_TIMEOUT_MS=5000 ;;
-esac
+export COLLX_TIMEOUT_MS=5000
 CUT=2
 fault_baseline
 fault_loop_start 60

@@ -3,21 +3,17 @@
 # fails within the comm's timeout + 1 s with an error naming rank 3, and
 # their collx counters, QPs, MRs and pinned pages are back to baseline.
 # The run's last case (no later case could use node3): lab.sh reports
-# node3 as killed by request, and barriers stop waiting for it.  Rank 1,
-# not a ring neighbour of rank 3, waits longer (as in 34-stuck-rank): with
-# equal timeouts it may time out at the same moment as rank 3's
-# neighbours, before their ABORTs naming rank 3 arrive, and then name the
-# neighbour it waits for (rank 0), which is all it can see.
+# node3 as killed by request, and barriers stop waiting for it.  Every
+# rank has the same timeout: rank 1, not a ring neighbour of rank 3, times
+# out with rank 3's neighbours, and names rank 3 because the neighbour it
+# waits for answers that it waits for rank 3 (kmod/ask.c).
 # lab-last
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 . "$COLLX_SRC/tests/fault/lab-lib.sh"
 collx_nodes 4
 collx_port 29640
-case $COLLX_RANK in
-1) export COLLX_TIMEOUT_MS=8000 ;;
-*) export COLLX_TIMEOUT_MS=5000 ;;
-esac
+export COLLX_TIMEOUT_MS=5000
 VICTIM=3
 # Last of the run: a case before may have left collx unloaded (95-dkms).
 [ -c /dev/collx ] || lab_run insmod "$COLLX_MODULE"
