@@ -29,7 +29,7 @@ LAB_KERNEL ?= 6.12
 LAB_NODES ?= 4
 
 .PHONY: all module modules-all user bpf lint check check-build check-unit \
-	check-kunit check-lab demo deps bench-reduce bench bench-ckpt deb modules-arm64 \
+	check-kunit check-lab check-debug demo deps bench-reduce bench bench-ckpt deb modules-arm64 \
 	check-arm64 clean help
 
 all: module user bpf
@@ -67,6 +67,12 @@ check: deps
 
 check-build check-unit check-kunit check-lab: deps
 	tests/check.sh $(patsubst check-%,%,$@)
+
+# The lab's debug kernel (KASAN, lockdep, kmemleak, ...), built and cached
+# in .build/debug-kernel, and a 4-node boot of it running the collective,
+# fault, fuzz, load and dma-buf cases (tests/check.sh stage_debug).
+check-debug: deps
+	tests/check.sh debug
 
 demo:
 	scripts/install-deps.sh --demo
@@ -115,6 +121,7 @@ help:
 	@echo "make demo               4-node soft-RoCE lab (LAB_KERNEL=6.1|6.12, LAB_NODES=N)"
 	@echo "make check              every test: build, lint, unit, kunit, arm64, lab on 6.1 and 6.12, arm64 lab"
 	@echo "make check-{build,unit,kunit,lab}  one stage"
+	@echo "make check-debug        the debug kernel (KASAN, lockdep, kmemleak): built, then a 4-node lab of it"
 	@echo "make bench-reduce       reduction kernels vs STREAM and MPI_Reduce_local"
 	@echo "make bench              collx vs ib_write_bw and Gloo on the lab"
 	@echo "make bench-ckpt         checkpoint pause and restore: archive folder, local file, peers' memory"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # collx test driver: `make check` and its stages.
 #
-#   tests/check.sh all|build|arm64|arm64-lab|unit|kunit|lab [KERNEL...]
+#   tests/check.sh all|build|arm64|arm64-lab|unit|kunit|lab|debug [KERNEL...]
 #
 # all: build; then kunit and arm64 at nice 19 beside unit and the labs
 # (they only need the host's CPU, and TCG nodes leave some idle); then the
@@ -163,55 +163,85 @@ lab_timeline() {
 	fi
 }
 
-# One boot of a 4-node cluster per kernel runs every lab case; a case passes
-# when it passed on every node that did not skip it.
+# One boot of a cluster of kernel $1 ($2: its release, "$3": what make
+# needs besides KVER) runs the lab cases matching the globs after it (all
+# when none); a case passes when it passed on every node that did not
+# skip it.
+lab_cases() {
+	local k=$1 krel=$2 kdir=$3 out rc case node line verdict why plan
+	shift 3
+	# (Built by the build stage already when it ran: then no-ops.)
+	# shellcheck disable=SC2086 # $kdir: zero or one word
+	if ! make --no-print-directory module KVER="$krel" $kdir >"$LOGS/lab-$k-build.log" 2>&1 ||
+		! make --no-print-directory -C tests/dmabuf module KVER="$krel" $kdir >>"$LOGS/lab-$k-build.log" 2>&1 ||
+		! make --no-print-directory -C user >>"$LOGS/lab-$k-build.log" 2>&1 ||
+		! make --no-print-directory -C tests/progs >>"$LOGS/lab-$k-build.log" 2>&1; then
+		echo "not ok - lab $k: build failed (log: .build/check/lab-$k-build.log)"
+		return
+	fi
+	out=$SRC/.build/lab/check-$k
+	tests/lab/lab.sh -k "$k" -n "${COLLX_LAB_NODES:-4}" -t "${COLLX_LAB_BUDGET:-2700}" -q -o "$out" \
+		-- tests/lab/run-cases.sh "$@" >"$LOGS/lab-$k.log" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		echo "ok - lab $k: ${COLLX_LAB_NODES:-4} nodes booted $krel, rxe0 up, no kernel errors"
+	else
+		grep '^lab:' "$LOGS/lab-$k.log" | sed 's/^/# /'
+		echo "not ok - lab $k: nodes failed (log: .build/check/lab-$k.log, ${out#"$SRC"/})"
+	fi
+	plan=
+	[ "$#" = 0 ] || plan=$(cat "$out"/node0/cases.plan 2>/dev/null)
+	[ -n "$plan" ] || plan=$(ls "$SRC"/tests/lab/cases/*.sh | xargs -n1 basename | sed 's/\.sh$//')
+	for case in $plan; do
+		verdict=skip why=
+		for node in "$out"/node*; do
+			line=$(grep -E "^(ok|not ok) [0-9]+ - $case( |$)" "$node/cases.tap" 2>/dev/null)
+			case $line in
+			"not ok"*) verdict=fail why="$why $(basename "$node"):${line#*# }" ;;
+			*"# SKIP"*) ;;
+			ok*) [ "$verdict" = fail ] || verdict=pass ;;
+			*) verdict=fail why="$why $(basename "$node"):not run" ;;
+			esac
+		done
+		case $verdict in
+		pass) echo "ok - lab $k: $case" ;;
+		skip) echo "ok - lab $k: $case # SKIP on every node" ;;
+		fail)
+			echo "# see ${out#"$SRC"/}/node*/cases/$case.log"
+			echo "not ok - lab $k: $case:$why" ;;
+		esac
+	done
+	[ "$#" != 0 ] || lab_timeline "$k" "$out"
+}
+
 stage_lab() {
-	local k krel out rc case node line verdict why
+	local k krel
 	for k in $KERNELS; do
 		krel=$(resolve_krel "$k")
 		if [ -z "$krel" ]; then
 			echo "not ok - lab $k: kernel not installed"
 			continue
 		fi
-		# (Built by the build stage already when it ran: then no-ops.)
-		if ! make --no-print-directory module KVER="$krel" >"$LOGS/lab-$k-build.log" 2>&1 ||
-			! make --no-print-directory -C tests/dmabuf module KVER="$krel" >>"$LOGS/lab-$k-build.log" 2>&1 ||
-			! make --no-print-directory -C user >>"$LOGS/lab-$k-build.log" 2>&1 ||
-			! make --no-print-directory -C tests/progs >>"$LOGS/lab-$k-build.log" 2>&1; then
-			echo "not ok - lab $k: build failed (log: .build/check/lab-$k-build.log)"
-			continue
-		fi
-		out=$SRC/.build/lab/check-$k
-		tests/lab/lab.sh -k "$k" -n "${COLLX_LAB_NODES:-4}" -t 2700 -q -o "$out" \
-			-- tests/lab/run-cases.sh >"$LOGS/lab-$k.log" 2>&1
-		rc=$?
-		if [ "$rc" = 0 ]; then
-			echo "ok - lab $k: ${COLLX_LAB_NODES:-4} nodes booted $krel, rxe0 up, no kernel errors"
-		else
-			grep '^lab:' "$LOGS/lab-$k.log" | sed 's/^/# /'
-			echo "not ok - lab $k: nodes failed (log: .build/check/lab-$k.log, ${out#"$SRC"/})"
-		fi
-		for case in $(ls "$SRC"/tests/lab/cases/*.sh | xargs -n1 basename | sed 's/\.sh$//'); do
-			verdict=skip why=
-			for node in "$out"/node*; do
-				line=$(grep -E "^(ok|not ok) [0-9]+ - $case( |$)" "$node/cases.tap" 2>/dev/null)
-				case $line in
-				"not ok"*) verdict=fail why="$why $(basename "$node"):${line#*# }" ;;
-				*"# SKIP"*) ;;
-				ok*) [ "$verdict" = fail ] || verdict=pass ;;
-				*) verdict=fail why="$why $(basename "$node"):not run" ;;
-				esac
-			done
-			case $verdict in
-			pass) echo "ok - lab $k: $case" ;;
-			skip) echo "ok - lab $k: $case # SKIP on every node" ;;
-			fail)
-				echo "# see ${out#"$SRC"/}/node*/cases/$case.log"
-				echo "not ok - lab $k: $case:$why" ;;
-			esac
-		done
-		lab_timeline "$k" "$out"
+		lab_cases "$k" "$krel" ""
 	done
+}
+
+# The lab's debug kernel (tests/lab/debug-kernel: KASAN, lockdep,
+# kmemleak, debugobjects, SLUB debugging, panic_on_warn), built once and
+# cached, then one 4-node boot of it runs the cases that exercise the
+# module's lifetimes and hostile input: collectives, the fault matrix,
+# the fuzzers, the load, dma-buf (COLLX_DEBUG_CASES overrides the list).
+DEBUG_CASES='0[1-5]-* 1[0-9]-* 2[0-4]-* 3[0-9]-* 4[0-2]-* 5[0-9]-*'
+stage_debug() {
+	local dk=${COLLX_DEBUG_KERNEL:-$SRC/.build/debug-kernel} krel
+	step "debug: kernel built (tests/lab/debug-kernel/build.sh)" \
+		tests/lab/debug-kernel/build.sh
+	grep -h '^debug-kernel: ' "$LOGS"/debug__kernel_built*.log 2>/dev/null | sed 's/^/# /'
+	[ -f "$dk/release" ] || return 0
+	krel=$(cat "$dk/release")
+	# shellcheck disable=SC2086 # the globs are run-cases.sh's to expand
+	COLLX_LAB_BUDGET=${COLLX_LAB_BUDGET:-3600} \
+		lab_cases debug "$krel" "KDIR=$dk/build" ${COLLX_DEBUG_CASES:-$DEBUG_CASES}
 }
 
 # arm64: the module cross-built for each of Debian's arm64 kernels and the
@@ -242,6 +272,7 @@ run_stage() {
 	unit) stage_unit ;;
 	kunit) stage_kunit ;;
 	lab) stage_lab ;;
+	debug) stage_debug ;;
 	*) echo "check.sh: unknown stage $1" >&2; exit 2 ;;
 	esac
 }
