@@ -51,6 +51,8 @@ static inline u32 collx_staging_bytes(void)
  */
 #define COLLX_DEST_MRS		8
 #define COLLX_DEST_MAX_PAGES	4096
+/* Receives after the current one that may hold a window already. */
+#define COLLX_DEST_AHEAD	2
 
 /* rdma_cm's own per-step timeout for address and route resolution. */
 #define COLLX_RESOLVE_MS	2000

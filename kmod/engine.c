@@ -516,6 +516,33 @@ static int collx_maybe_offer(struct collx_op *op, u32 xi, struct collx_chan *c,
 	return 0;
 }
 
+/*
+ * Offer windows for the receives after the current one too: the peer may
+ * start sending a later transfer (an all-gather step's, when our output
+ * is free from the start) before we have consumed the current one, and a
+ * window offered only then comes too late for it.
+ */
+static int collx_offer_ahead(struct collx_group *g, struct collx_chan *c,
+			     struct collx_blame *b)
+{
+	u32 i, end = min_t(u32, c->nrx, c->rx_cur + 1 + COLLX_DEST_AHEAD);
+	int ret;
+
+	if (!collx_peer_ready(c->peer))
+		return 0;
+	for (i = c->rx_cur + 1; i < end; i++) {
+		struct collx_op *op = g->ops[c->rx[i] >> 32];
+		u32 xi = (u32)c->rx[i];
+
+		ret = collx_maybe_offer(op, xi, c, c->rx[i]);
+		if (ret) {
+			collx_blame(b, ret, c->rank, &op->sched.x[xi]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* Consume what arrived from one peer, in order. */
 static int collx_recv_chan(struct collx_comm *comm, struct collx_group *g,
 			   struct collx_chan *c, bool *progress, int *budget,
@@ -526,8 +553,11 @@ static int collx_recv_chan(struct collx_comm *comm, struct collx_group *g,
 	u64 first, n, bytes;
 	void *src, *dst;
 	u32 slot, want;
-	int ret = 0;
+	int ret;
 
+	ret = collx_offer_ahead(g, c, b);
+	if (ret)
+		return ret;
 	while (c->rx_cur < c->nrx && *budget > 0) {
 		u64 cookie = c->rx[c->rx_cur];
 		struct collx_op *op = g->ops[cookie >> 32];
