@@ -239,9 +239,13 @@ stage_lab() {
 # 4 ranks, async, raw ioctls, 1-rank, grouped p2p), abort, destroy in
 # flight, device removal, a stuck rank, close during a wait, the forged
 # wire (COLLX_DEBUG_CASES overrides the list).  Everything runs 3-10 times
-# slower there: the whole suite would take over an hour, and 32, 35, 37,
-# 39, 40, 53 and 54 are not in the list yet: their time bounds (the fault
-# load's, the fuzzer's, a reconnect's) were set for Debian's kernels.
+# slower there: the whole suite would take over an hour.  Not in the list
+# yet: 32, 35, 37, 39 and 40, whose time bounds (the fault load's, the
+# fuzzer's, a reconnect's) were set for Debian's kernels; and every dma-buf
+# case (24, 5x): in 53 the debug kernel oopsed in collx_dmabuf_pages(),
+# which reads sg_page() of the importer's mapping, pages an importer must
+# not touch (CONFIG_DMABUF_DEBUG scrambles them to catch it), until
+# dmabuf.c gets its CPU view from the exporter (dma_buf_vmap).
 DEBUG_CASES='0[1-5]-* 10-* 12-* 16-* 17-* 20-* 21-* 23-* 31-* 33-* 34-* 38-* 42-*'
 stage_debug() {
 	local dk=${COLLX_DEBUG_KERNEL:-$SRC/.build/debug-kernel} krel res
