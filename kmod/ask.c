@@ -21,7 +21,7 @@
 #include "collx_loc.h"
 #include "wire.h"
 
-/* Post a SEND of control buffer @idx, unless the connection is closing. */
+/* Post a SEND of control buffer @idx; @peer->lock held. */
 static int collx_ask_post(struct collx_peer *peer, u32 idx, u32 len,
 			  struct ib_cqe *cqe)
 {
@@ -29,9 +29,7 @@ static int collx_ask_post(struct collx_peer *peer, u32 idx, u32 len,
 	struct ib_sge sge;
 
 	collx_peer_ctrl_send(peer, idx, len, cqe, &sge, &wr);
-	if (peer->closing || !peer->qp)
-		return -ECONNRESET;
-	return ib_post_send(peer->qp, &wr, NULL);
+	return collx_peer_post_locked(peer, &wr);
 }
 
 /**
@@ -230,30 +228,33 @@ void collx_tell_recv(struct collx_peer *peer,
 	peer->ops->kick(peer);
 }
 
+/* Our ASK's or TELL's SEND completed: its buffer (@busy) is free again. */
+static void collx_ctrl_sent(struct collx_peer *peer, bool *busy,
+			    struct ib_wc *wc)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	*busy = false;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	if (wc->status != IB_WC_SUCCESS)
+		collx_peer_broken(peer, -ECONNRESET);
+}
+
 static void collx_ask_sent(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
 					       ask_cqe);
-	unsigned long flags;
 
-	spin_lock_irqsave(&peer->lock, flags);
-	peer->ask_busy = false;
-	spin_unlock_irqrestore(&peer->lock, flags);
-	if (wc->status != IB_WC_SUCCESS)
-		collx_peer_broken(peer, -ECONNRESET);
+	collx_ctrl_sent(peer, &peer->ask_busy, wc);
 }
 
 static void collx_tell_sent(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct collx_peer *peer = container_of(wc->wr_cqe, struct collx_peer,
 					       tell_cqe);
-	unsigned long flags;
 
-	spin_lock_irqsave(&peer->lock, flags);
-	peer->tell_busy = false;
-	spin_unlock_irqrestore(&peer->lock, flags);
-	if (wc->status != IB_WC_SUCCESS)
-		collx_peer_broken(peer, -ECONNRESET);
+	collx_ctrl_sent(peer, &peer->tell_busy, wc);
 }
 
 /**

@@ -170,6 +170,8 @@ void *collx_peer_ctrl_buf(struct collx_peer *peer, u32 idx);
 void collx_peer_ctrl_send(struct collx_peer *peer, u32 idx, u32 len,
 			  struct ib_cqe *cqe, struct ib_sge *sge,
 			  struct ib_send_wr *wr);
+int collx_peer_post_locked(struct collx_peer *peer,
+			   const struct ib_send_wr *wr);
 int collx_peer_post_recv(struct collx_peer *peer, u32 idx);
 int collx_peer_post_reg(struct collx_peer *peer);
 int collx_peer_send_ready(struct collx_peer *peer, const u8 *proof);

@@ -542,10 +542,11 @@ struct collx_comm {
  * @length: bytes
  * @mm: the address space it belongs to (collectives from another one do
  *	not find it)
- * @pages: pinned pages (FOLL_LONGTERM), or the dma-buf's pages
+ * @pages: pinned pages (FOLL_LONGTERM), or the dma-buf's pages (as the
+ *	exporter's kernel mapping shows them)
  * @npages: how many
  * @kva: kernel mapping of its first byte
- * @map: the vmap() of @pages (host pages)
+ * @map: the vmap() of @pages
  * @pinned: pages charged to @mm's pinned_vm
  * @dmabuf: the dma-buf, or NULL for host pages
  * @dmabuf_priv: the importer's state (dmabuf.c)

@@ -6,8 +6,15 @@
  * A registration attaches as a dynamic importer (with move_notify) where
  * the exporter allows, a static one otherwise, through a stand-in device
  * with a 64-bit DMA mask (a registration belongs to no RDMA device yet),
- * and maps the attachment: that gives the pages, which the CPU reaches
- * through a vmap of its own for reductions and copies.  When an op runs,
+ * and maps the attachment: that keeps the memory where it is until
+ * move_notify.  The pages themselves come from the exporter's own kernel
+ * mapping (dma_buf_vmap()), never from the importer's sg table, whose pages
+ * are the exporter's business (CONFIG_DMABUF_DEBUG scrambles them to catch
+ * importers that look).  That mapping is dropped at once and the CPU, for
+ * reductions and copies, goes through a vmap of our own: the dma-buf core
+ * shares one exporter mapping among all its holders, and an exporter that
+ * moves the buffer may leave it stale, so a registration made after a
+ * move would inherit the old pages from one still held.  When an op runs,
  * the buffer is mapped for the comm's RDMA device in the one place that
  * chooses by device (collx_dmabuf_dmap()): a virtual-DMA device (rxe)
  * gets the pages' kernel addresses, a real NIC its own attachment's DMA
@@ -33,6 +40,7 @@
 #include <linux/vmalloc.h>
 
 #include "collx_loc.h"
+#include "compat.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
 
@@ -160,13 +168,18 @@ static const struct dma_buf_attach_ops collx_dmabuf_attach_ops = {
 	.move_notify = collx_dmabuf_move_notify,
 };
 
-/* The pages of bytes [@off, @off + @len) of a mapped dma-buf. */
-static int collx_dmabuf_pages(struct collx_mr *mr, struct sg_table *sgt,
+/*
+ * The pages behind bytes [@off, @off + @len) of @dmabuf, read off the
+ * exporter's kernel mapping: vmap() and vm_map_ram() areas, or the linear
+ * map.  I/O memory, or anything else, has no struct pages to give.
+ */
+static int collx_dmabuf_pages(struct collx_mr *mr, struct dma_buf *dmabuf,
 			      u64 off, u64 len)
 {
-	u64 first = off >> PAGE_SHIFT, n, pos = 0;
-	struct scatterlist *sg;
-	unsigned int i, k;
+	u64 first = off >> PAGE_SHIFT, n, i;
+	struct iosys_map map;
+	void *va;
+	int ret;
 
 	n = (PAGE_ALIGN(off + len) >> PAGE_SHIFT) - first;
 	if (n > INT_MAX / sizeof(*mr->pages))
@@ -174,19 +187,24 @@ static int collx_dmabuf_pages(struct collx_mr *mr, struct sg_table *sgt,
 	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
 	if (!mr->pages)
 		return -ENOMEM;
-	mr->npages = 0;
-	for_each_sgtable_sg(sgt, sg, i) {
-		u64 pages = DIV_ROUND_UP(sg->offset + sg->length, PAGE_SIZE);
-
-		/* Memory without struct pages has no CPU path here. */
-		if (!sg_page(sg) || sg->offset)
-			return -EOPNOTSUPP;
-		for (k = 0; k < pages && mr->npages < n; k++, pos++)
-			if (pos >= first)
-				mr->pages[mr->npages++] =
-					nth_page(sg_page(sg), k);
+	ret = collx_dma_buf_vmap(dmabuf, &map);
+	if (ret)	/* -EINVAL: the exporter has no kernel mapping */
+		return ret == -EINVAL ? -EOPNOTSUPP : ret;
+	if (map.is_iomem || !PAGE_ALIGNED(map.vaddr))
+		ret = -EOPNOTSUPP;
+	for (i = 0; i < n && !ret; i++) {
+		va = map.vaddr + ((first + i) << PAGE_SHIFT);
+		if (is_vmalloc_addr(va))
+			mr->pages[i] = vmalloc_to_page(va);
+		else if (virt_addr_valid(va))
+			mr->pages[i] = virt_to_page(va);
+		if (!mr->pages[i])
+			ret = -EOPNOTSUPP;
 	}
-	return mr->npages == n ? 0 : -EINVAL;
+	collx_dma_buf_vunmap(dmabuf, &map);
+	if (!ret)
+		mr->npages = n;
+	return ret;
 }
 
 /**
@@ -240,7 +258,7 @@ int collx_dmabuf_reg(struct collx_mr *mr, int fd, u64 offset)
 		d->sgt = NULL;
 		goto out_release;
 	}
-	ret = collx_dmabuf_pages(mr, d->sgt, offset, mr->length);
+	ret = collx_dmabuf_pages(mr, dmabuf, offset, mr->length);
 	if (ret)
 		goto out_release;
 	/* Our own mapping of its pages: no exporter vmap state to share. */

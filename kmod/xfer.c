@@ -78,15 +78,30 @@ void collx_peer_ctrl_send(struct collx_peer *peer, u32 idx, u32 len,
 				      DMA_BIDIRECTIONAL);
 }
 
-/* Post under the lock, unless the connection is going away. */
+/**
+ * collx_peer_post_locked() - post a send, unless the connection is going away
+ * @peer: the connection
+ * @wr: the work request
+ *
+ * Context: any, with @peer->lock held (closing and the QP do not change).
+ * Return: 0, -ECONNRESET (closing) or ib_post_send()'s error.
+ */
+int collx_peer_post_locked(struct collx_peer *peer,
+			   const struct ib_send_wr *wr)
+{
+	lockdep_assert_held(&peer->lock);
+	if (peer->closing || !peer->qp)
+		return -ECONNRESET;
+	return ib_post_send(peer->qp, wr, NULL);
+}
+
 static int collx_peer_post(struct collx_peer *peer, const struct ib_send_wr *wr)
 {
 	unsigned long flags;
-	int ret = -ECONNRESET;
+	int ret;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	if (!peer->closing && peer->qp)
-		ret = ib_post_send(peer->qp, wr, NULL);
+	ret = collx_peer_post_locked(peer, wr);
 	spin_unlock_irqrestore(&peer->lock, flags);
 	return ret;
 }
