@@ -291,9 +291,10 @@ struct collx_texp_imp_map {
  * @length: bytes, 1..COLLX_TEXP_MAX_ACCESS, within the dma-buf
  * @ptr: user buffer to read from (write) or into (read)
  *
- * The CPU touches the memory as the importer sees it: through the pages
- * of its mapping (only for dma-bufs of this module: other exporters'
- * scatterlists need not have pages) or through its vmap.  ENXIO: not
+ * The CPU touches the memory as the importer sees it: the pages its
+ * mapping maps (only for dma-bufs of this module, which remembers them per
+ * mapping: an importer must not read pages out of a scatterlist, which
+ * CONFIG_DMABUF_DEBUG scrambles) or through its vmap.  ENXIO: not
  * mapped (vmapped); ESTALE: a move_notify came after the mapping (vmap)
  * was made, unless COLLX_TEXP_IMP_KEEP_STALE.
  */

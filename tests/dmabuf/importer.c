@@ -17,7 +17,6 @@
 #include <linux/fcntl.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/highmem.h>
 #include <linux/iosys-map.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
@@ -415,38 +414,15 @@ int texp_imp_vunmap(struct texp_imp *imp)
 	return ret;
 }
 
-/* Through the mapping's pages, which this module's buffers always have. */
-static int texp_imp_copy_pages(struct sg_table *sgt, u64 offset, u8 *kbuf,
-			       size_t len, bool write)
-{
-	struct sg_page_iter piter;
-	size_t off = offset & ~PAGE_MASK, n;
-	u8 *v;
-
-	for_each_sgtable_page(sgt, &piter, offset >> PAGE_SHIFT) {
-		n = min_t(size_t, len, PAGE_SIZE - off);
-		v = kmap_local_page(sg_page_iter_page(&piter));
-		if (write)
-			memcpy(v + off, kbuf, n);
-		else
-			memcpy(kbuf, v + off, n);
-		kunmap_local(v);
-		kbuf += n;
-		len -= n;
-		off = 0;
-		if (!len)
-			return 0;
-	}
-	return -EINVAL;
-}
-
+/* Through the pages the mapping maps, which this module's buffers know. */
 static int texp_imp_access_pages(struct texp_imp *imp, u64 offset, u8 *kbuf,
 				 size_t len, bool write)
 {
+	struct texp_buf *buf = texp_buf_of(imp->dmabuf);
 	struct dma_resv *resv = imp->dmabuf->resv;
 	int ret;
 
-	if (!texp_buf_of(imp->dmabuf))
+	if (!buf)
 		return -EOPNOTSUPP;
 	ret = dma_resv_lock_interruptible(resv, NULL);
 	if (ret)
@@ -457,7 +433,7 @@ static int texp_imp_access_pages(struct texp_imp *imp, u64 offset, u8 *kbuf,
 		 !(imp->flags & COLLX_TEXP_IMP_KEEP_STALE))
 		ret = -ESTALE;
 	else
-		ret = texp_imp_copy_pages(imp->sgt, offset, kbuf, len, write);
+		ret = texp_map_copy(buf, imp->sgt, offset, kbuf, len, write);
 	dma_resv_unlock(resv);
 	return ret;
 }

@@ -2,7 +2,8 @@
 /*
  * collx_test_exporter: the importer-facing dma_buf_ops.  Attach, pin and
  * map_dma_buf hand out the current generation's pages; every mapping is
- * remembered with the generation it maps, so stale ones can be counted.
+ * remembered with the generation it maps, so stale ones can be counted and
+ * the probe importer can touch what its mapping maps (texp_map_copy()).
  *
  * The core calls pin, unpin, map and unmap with the reservation lock held
  * (6.12 always; 6.1 only for dynamic attachments or exporters), attach and
@@ -11,6 +12,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/dma-mapping.h>
+#include <linux/highmem.h>
 #include <linux/slab.h>
 
 #include "texp.h"
@@ -127,6 +129,63 @@ void texp_unmap_dma_buf(struct dma_buf_attachment *attach,
 	sg_free_table(sgt);
 	kfree(m);
 	atomic_dec(&texp_counters.mappings);
+}
+
+/**
+ * texp_map_copy() - copy to or from the pages a mapping of @buf maps
+ * @buf: the buffer
+ * @sgt: what map_dma_buf() gave an importer of it, current or stale
+ * @offset: byte offset into the buffer
+ * @kbuf: @len bytes, source or destination
+ * @len: how many
+ * @write: copy @kbuf into the pages
+ *
+ * The importer side must not take pages from @sgt: CONFIG_DMABUF_DEBUG
+ * scrambles the page links of every table the core hands out (a KASAN oops
+ * on the debug kernel).  This module's own importer asks the exporter side,
+ * which remembers the generation each mapping maps; retired generations
+ * live until the buffer does.
+ *
+ * Context: process; takes &texp_buf.lock (after the reservation lock).
+ * Return: 0, -EOPNOTSUPP if @sgt is no mapping of @buf, or -EINVAL if the
+ * range runs past the buffer.
+ */
+int texp_map_copy(struct texp_buf *buf, struct sg_table *sgt, u64 offset,
+		  u8 *kbuf, size_t len, bool write)
+{
+	size_t off = offset & ~PAGE_MASK, n;
+	unsigned long p = offset >> PAGE_SHIFT;
+	struct texp_pages *pg = NULL;
+	struct texp_map *m;
+	int ret = 0;
+	u8 *v;
+
+	mutex_lock(&buf->lock);
+	list_for_each_entry(m, &buf->maps, node) {
+		if (&m->sgt == sgt) {
+			pg = m->pages;
+			break;
+		}
+	}
+	if (!pg)
+		ret = -EOPNOTSUPP;
+	for (; pg && len; p++, off = 0) {
+		if (p >= pg->npages) {
+			ret = -EINVAL;
+			break;
+		}
+		n = min_t(size_t, len, PAGE_SIZE - off);
+		v = kmap_local_page(pg->pages[p]);
+		if (write)
+			memcpy(v + off, kbuf, n);
+		else
+			memcpy(kbuf, v + off, n);
+		kunmap_local(v);
+		kbuf += n;
+		len -= n;
+	}
+	mutex_unlock(&buf->lock);
+	return ret;
 }
 
 /*

@@ -127,6 +127,8 @@ struct sg_table *texp_map_dma_buf(struct dma_buf_attachment *attach,
 void texp_unmap_dma_buf(struct dma_buf_attachment *attach,
 			struct sg_table *sgt, enum dma_data_direction dir);
 void texp_maps_release(struct texp_buf *buf);
+int texp_map_copy(struct texp_buf *buf, struct sg_table *sgt, u64 offset,
+		  u8 *kbuf, size_t len, bool write);
 
 /* cpu.c: user mappings and kernel vmaps */
 int texp_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma);
