@@ -102,9 +102,13 @@ for run in $runs; do
 		rm -f "$COLLX_NODE_DIR/netem-local"
 		echo "run-cases: cleared the netem this case left on eth0" >>"$log"
 	fi
+	# TAP's reason: the case's own FAIL line, else its last line.
+	why=$(grep -m1 '^FAIL: ' "$log" | cut -c7-)
+	[ -n "$why" ] || why=$(tail -n1 "$log")
 	if [ -n "$(kernel_reports "$before")" ]; then
 		echo "kernel reported during the case:" >>"$log"
 		dmesg | tail -n +"$((before + 1))" | grep -E -A5 "$BAD" >>"$log"
+		why="kernel reported: $(kernel_reports "$before" | head -n1)"
 		rc=1
 	fi
 	# A failed case keeps the module's own account of it (a timeout logs
@@ -120,7 +124,7 @@ for run in $runs; do
 	0) echo "ok $n - $name # ${secs}s" >>"$TAP" ;;
 	77) echo "ok $n - $name # SKIP $(grep -m1 '^SKIP:' "$log" | cut -c7-) (${secs}s)" >>"$TAP" ;;
 	124) echo "not ok $n - $name # timed out after ${limit}s" >>"$TAP" ;;
-	*) echo "not ok $n - $name # exit $rc: $(tail -n1 "$log") (${secs}s)" >>"$TAP" ;;
+	*) echo "not ok $n - $name # exit $rc: $why (${secs}s)" >>"$TAP" ;;
 	esac
 done
 rm -f "$COLLX_NODE_DIR/current"

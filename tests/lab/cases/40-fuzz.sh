@@ -54,9 +54,11 @@ run() {
 	rc=$?
 	cat "$out"
 	echo "$name: exit $rc after $(($(date +%s) - start)) s"
+	# A failure names its first finding (or contract line): CI shows
+	# only TAP's reason.
 	case $name:$rc in
 	*:0) ;;
-	*) failed="$failed $name" ;;
+	*) failed="$failed $name (exit $rc: $(grep -m1 -E '^(FINDING|not ok|Bail out)' "$out"))" ;;
 	esac
 	case $name in
 	fuzz*)
