@@ -201,6 +201,39 @@ static void test_closing(struct fz_thread *t)
 	fz_fd_forget(3);
 }
 
+/*
+ * A local op on a comm of the shared fd, which the other process's
+ * destroy by number cancels: not a finding there; on a private fd, where
+ * only this process destroys, still one.
+ */
+static void test_shared_cancel(struct fz_thread *t)
+{
+	struct collx_completion c = {
+		.start_ns = 1, .end_ns = 1, .status = -ECANCELED,
+		.failed_rank = COLLX_RANK_NONE,
+	};
+	unsigned int before = nfind[F_RECORD];
+	int fdi, ci, err;
+
+	for (fdi = 2; fdi >= 0; fdi -= 2) {
+		struct fz_plan p = { .valid = true, .expect_ok = true,
+				     .nranks = 1 };
+
+		ci = fz_create_1rank(t, fdi, UINT32_MAX, &err);
+		p.ci = ci;
+		p.cgen = fz_comms[ci].gen;
+		p.comm_id = fz_comms[ci].id;
+		fz_plan_queued(t, &p, fdi, 90000 + fdi, 0);
+		c.op_id = 90000 + fdi;
+		c.comm_id = p.comm_id;
+		fz_record(NULL, fdi, &c, "read");
+		ok(nfind[F_RECORD] - before == (fdi == 2 ? 0 : 1),
+		   fdi == 2 ? "shared fd: a local op cancelled by another process's destroy is no finding" :
+			      "private fd: a local op cancelled with its comm live is a finding");
+		fz_destroy(t, fdi, ci);
+	}
+}
+
 int main(void)
 {
 	struct fz_thread t = { 0 };
@@ -212,6 +245,7 @@ int main(void)
 	test_bynum_hit(&t, 3);
 	test_bynum_miss(&t, 3);
 	test_closing(&t);
+	test_shared_cancel(&t);
 	printf("1..%u\n", ntests);
 	return nfail ? 1 : 0;
 }

@@ -127,11 +127,12 @@ static void verify(struct fz_thread *t, int oi, const struct collx_completion *c
 {
 	struct fz_op *op = &fz_ops[oi];
 	const struct fz_comm *cm = op->ci >= 0 ? &fz_comms[op->ci] : NULL;
+	struct fz_fd *f = &fz_fds[op->fdi];
 	bool same = cm && cm->gen == op->cgen;
-	bool dead = !same || !cm->used || cm->dying;
+	/* On a shared fd another process may destroy it (ECANCELED). */
+	bool dead = !same || !cm->used || cm->dying || f->shared;
 	bool must_ok = op->expect_ok && same && !cm->tainted;
 	uint64_t now = fz_now_ns();
-	struct fz_fd *f = &fz_fds[op->fdi];
 	char b1[16];
 
 	if (!fz_status_documented(c->status))
