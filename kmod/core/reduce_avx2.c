@@ -562,10 +562,12 @@ static __always_inline h16_vec COLLX_AVX2 fp8_round_odd(f32_vec r)
 	return h | (X86_CVT(X86_NEQPS(X86_PH2PS(h), r), h16_vec) & 1);
 }
 
+/* @odd: round to odd first, for quotients only (see reduce_avx512.c) */
 static __always_inline c8_xmm COLLX_AVX2 fp8_out(f32_vec lo, f32_vec hi,
-						 bool e4m3)
+						 bool e4m3, bool odd)
 {
-	s16_vec w = X86_CAT8(fp8_round_odd(lo), fp8_round_odd(hi));
+	s16_vec w = odd ? X86_CAT8(fp8_round_odd(lo), fp8_round_odd(hi)) :
+			  X86_CAT8(X86_PS2PH_RZ(lo), X86_PS2PH_RZ(hi));
 	s16_vec mag = w & 0x7fff, v, m, lim = { 0 };
 	u16_vec u;
 
@@ -607,7 +609,7 @@ static __always_inline void COLLX_AVX2 fp8_arith_vop(u8 *d, const u8 *s,
 		a0 = e4m3 ? a0 * b0 * 256.0f : a0 * b0;
 		a1 = e4m3 ? a1 * b1 * 256.0f : a1 * b1;
 	}
-	r = fp8_out(a0, a1, e4m3);
+	r = fp8_out(a0, a1, e4m3, false);
 	r = (r & ~nan) | (nan & 0x7f);
 	VST(d, r);
 }
@@ -649,7 +651,7 @@ static __always_inline void COLLX_AVX2 fp8_sop(u8 *d, u32 nranks, bool e4m3)
 	if (e4m3)
 		nan = e4m3_nans(d, d);
 	fp8_in(d, e4m3, &a0, &a1);
-	r = fp8_out(a0 / (float)nranks, a1 / (float)nranks, e4m3);
+	r = fp8_out(a0 / (float)nranks, a1 / (float)nranks, e4m3, true);
 	r = (r & ~nan) | (nan & 0x7f);
 	VST(d, r);
 }

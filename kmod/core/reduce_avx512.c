@@ -420,11 +420,17 @@ static __always_inline h16_ymm COLLX_AVX512 fp8_round_odd(f32_zmm r)
 	return X86_MOVW_YMM(h, X86_NEQPS(X86_PH2PS(h), r), h | 1);
 }
 
-/* 32 binary32 results to fp8 codes, round to nearest even */
+/*
+ * 32 binary32 results to fp8 codes, round to nearest even.  A sum or a
+ * product of two fp8 values that binary16 cannot hold has bits far below
+ * the fp8 code's half ulp, never exactly on it, so truncating it cannot
+ * make a tie and it needs no sticky bit (@odd false); a quotient can.
+ */
 static __always_inline c8_ymm COLLX_AVX512 fp8_out(f32_zmm lo, f32_zmm hi,
-						   bool e4m3)
+						   bool e4m3, bool odd)
 {
-	s16_zmm w = X86_CAT16(fp8_round_odd(lo), fp8_round_odd(hi));
+	s16_zmm w = odd ? X86_CAT16(fp8_round_odd(lo), fp8_round_odd(hi)) :
+			  X86_CAT16(X86_PS2PH_RZ(lo), X86_PS2PH_RZ(hi));
 	s16_zmm mag = w & 0x7fff, v, m;
 
 	if (e4m3) {
@@ -468,7 +474,7 @@ static __always_inline void COLLX_AVX512 fp8_arith_vop(u8 *d, const u8 *s,
 		a0 = e4m3 ? a0 * b0 * 256.0f : a0 * b0;
 		a1 = e4m3 ? a1 * b1 * 256.0f : a1 * b1;
 	}
-	r = fp8_out(a0, a1, e4m3);
+	r = fp8_out(a0, a1, e4m3, false);
 	r = (r & ~nan) | (nan & 0x7f);
 	VST(d, r);
 }
@@ -518,7 +524,7 @@ static __always_inline void COLLX_AVX512 fp8_sop(u8 *d, u32 nranks,
 	if (e4m3)
 		nan = e4m3_nans(d, d);
 	fp8_in(d, e4m3, &a0, &a1);
-	r = fp8_out(a0 / (float)nranks, a1 / (float)nranks, e4m3);
+	r = fp8_out(a0 / (float)nranks, a1 / (float)nranks, e4m3, true);
 	r = (r & ~nan) | (nan & 0x7f);
 	VST(d, r);
 }
