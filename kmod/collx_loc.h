@@ -87,6 +87,8 @@ int collx_dmabuf_reg(struct collx_mr *mr, int fd, u64 offset);
 void collx_dmabuf_release(struct collx_mr *mr);
 int collx_dmabuf_dmap(struct collx_buf *b, struct ib_device *ibdev, u64 pos);
 void collx_dmabuf_use(struct collx_buf *b, bool use);
+int collx_dmabuf_cpu_begin(struct collx_buf *b);
+void collx_dmabuf_cpu_end(struct collx_buf *b);
 void collx_dmabuf_idle(struct collx_mr *mr);
 void collx_dmabuf_init(void);
 void collx_dmabuf_exit(void);

@@ -616,6 +616,7 @@ struct collx_dmap {
  * @op: the op it belongs to
  * @mr_entry: entry in a dma-buf registration's users
  * @write: the op writes it
+ * @cpu_access: (dma-buf) dma_buf_begin_cpu_access() made, to be ended
  */
 struct collx_buf {
 	void *kva;
@@ -630,6 +631,7 @@ struct collx_buf {
 	struct collx_op *op;
 	struct list_head mr_entry;
 	bool write;
+	bool cpu_access;
 };
 
 /**

@@ -18,7 +18,9 @@
  * the buffer is mapped for the comm's RDMA device in the one place that
  * chooses by device (collx_dmabuf_dmap()): a virtual-DMA device (rxe)
  * gets the pages' kernel addresses, a real NIC its own attachment's DMA
- * addresses.
+ * addresses.  From submit to release an op's buffer is inside
+ * dma_buf_begin_cpu_access()/dma_buf_end_cpu_access(): the CPU reduces
+ * and copies in it, and so does rxe.
  *
  * When the exporter moves or revokes the buffer (move_notify, with its
  * reservation lock held) the registration is marked revoked, ops in
@@ -334,6 +336,54 @@ void collx_dmabuf_use(struct collx_buf *b, bool use)
 	else
 		list_del_init(&b->mr_entry);
 	spin_unlock_irqrestore(&d->fence_lock, flags);
+}
+
+static enum dma_data_direction collx_dmabuf_dir(const struct collx_buf *b)
+{
+	return b->write ? DMA_BIDIRECTIONAL : DMA_FROM_DEVICE;
+}
+
+/**
+ * collx_dmabuf_cpu_begin() - an op's buffer is about to be used by the CPU
+ * @b: the buffer, in a dma-buf registration, @b->write set
+ *
+ * The engine reduces and copies on the CPU, and a virtual-DMA device's
+ * (rxe's) transfers are CPU copies too: the exporter makes its memory
+ * coherent for the CPU for the op's lifetime (a no-op on x86; cache
+ * maintenance for non-coherent memory on arm64), and the core waits for
+ * the buffer's pending device writes (and reads, when the op writes it).
+ * collx_dmabuf_cpu_end() closes the bracket when the op lets go.
+ *
+ * Context: process context, no collx lock held.
+ * Return: 0, -ERESTARTSYS (a signal while waiting), -EFAULT (the
+ * exporter refused).
+ */
+int collx_dmabuf_cpu_begin(struct collx_buf *b)
+{
+	int ret = dma_buf_begin_cpu_access(b->mr->dmabuf, collx_dmabuf_dir(b));
+
+	if (ret == -ERESTARTSYS || ret == -EINTR)
+		return -ERESTARTSYS;
+	if (ret)
+		return -EFAULT;
+	b->cpu_access = true;
+	return 0;
+}
+
+/**
+ * collx_dmabuf_cpu_end() - the CPU is done with an op's buffer
+ * @b: the buffer, after a successful collx_dmabuf_cpu_begin()
+ *
+ * Context: process context; nothing touches the buffer any more.
+ */
+void collx_dmabuf_cpu_end(struct collx_buf *b)
+{
+	int ret = dma_buf_end_cpu_access(b->mr->dmabuf, collx_dmabuf_dir(b));
+
+	if (ret)
+		pr_warn_ratelimited("mr %u: the exporter failed to end CPU access: %d\n",
+				    b->mr->id, ret);
+	b->cpu_access = false;
 }
 
 /**

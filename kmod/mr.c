@@ -355,8 +355,10 @@ static struct collx_mr *collx_mr_find(struct collx_file *cf, u64 addr, u64 len)
  *
  * Context: process context of the submitting task.
  * Return: 0, -EFAULT (not mapped as needed, or a dma-buf that was
- * revoked), -EOPNOTSUPP (a file mapping that cannot be pinned), -ENOMEM
- * (including RLIMIT_MEMLOCK).
+ * revoked or whose exporter refuses CPU access), -ERESTARTSYS (a signal
+ * while a dma-buf's pending device work was waited for), -EOPNOTSUPP (a
+ * file mapping that cannot be pinned), -ENOMEM (including
+ * RLIMIT_MEMLOCK).
  */
 int collx_buf_map(struct collx_file *cf, struct collx_buf *b, u64 addr,
 		  u64 bytes, bool write)
@@ -374,6 +376,13 @@ int collx_buf_map(struct collx_file *cf, struct collx_buf *b, u64 addr,
 		if (READ_ONCE(mr->revoked) || !mr->kva) {
 			collx_buf_unmap(b);
 			return -EFAULT;
+		}
+		if (mr->dmabuf) {
+			ret = collx_dmabuf_cpu_begin(b);
+			if (ret) {
+				collx_buf_unmap(b);
+				return ret;
+			}
 		}
 		b->kva = mr->kva + (addr - mr->addr);
 		return 0;
@@ -425,6 +434,8 @@ void collx_buf_unmap(struct collx_buf *b)
 {
 	collx_dmap_unmap(&b->dmap);
 	if (b->mr) {
+		if (b->cpu_access)
+			collx_dmabuf_cpu_end(b);
 		if (b->mr->dmabuf && !list_empty(&b->mr_entry))
 			collx_dmabuf_use(b, false);
 		if (atomic_dec_and_test(&b->mr->busy) && b->mr->dmabuf)

@@ -167,6 +167,8 @@ const struct dma_buf_ops texp_dynamic_ops = {
 	.mmap = texp_mmap,
 	.vmap = texp_vmap,
 	.vunmap = texp_vunmap,
+	.begin_cpu_access = texp_begin_cpu_access,
+	.end_cpu_access = texp_end_cpu_access,
 };
 
 /* Static: without pin/unpin the core maps once at attach and caches it. */
@@ -179,6 +181,8 @@ const struct dma_buf_ops texp_static_ops = {
 	.mmap = texp_mmap,
 	.vmap = texp_vmap,
 	.vunmap = texp_vunmap,
+	.begin_cpu_access = texp_begin_cpu_access,
+	.end_cpu_access = texp_end_cpu_access,
 };
 
 struct dma_buf *texp_buf_create(u64 length, u32 flags, u32 *id)

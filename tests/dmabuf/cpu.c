@@ -3,7 +3,9 @@
  * collx_test_exporter: CPU access.  User mappings fault in the current
  * generation's pages one at a time, under &texp_buf.lock, so a move only
  * has to zap them; the kernel vmap maps one generation and goes stale
- * when the buffer moves.
+ * when the buffer moves.  Importers' begin/end_cpu_access brackets are
+ * counted (the pages are cached memory: nothing to flush), so the lab
+ * sees that an importer opens them and closes every one it opened.
  */
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
@@ -110,4 +112,28 @@ void texp_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 		atomic_dec(&texp_counters.vmaps);
 	}
 	mutex_unlock(&buf->lock);
+}
+
+int texp_begin_cpu_access(struct dma_buf *dmabuf,
+			  enum dma_data_direction dir)
+{
+	struct texp_buf *buf = dmabuf->priv;
+	bool revoked;
+
+	mutex_lock(&buf->lock);
+	revoked = !buf->cur;
+	mutex_unlock(&buf->lock);
+	if (revoked)
+		return -ENODEV;
+	atomic_inc(&texp_counters.cpu_access);
+	atomic64_inc(&texp_counters.cpu_begins);
+	return 0;
+}
+
+int texp_end_cpu_access(struct dma_buf *dmabuf, enum dma_data_direction dir)
+{
+	/* An end without its begin is an importer's bug: count it. */
+	if (atomic_dec_if_positive(&texp_counters.cpu_access) < 0)
+		atomic64_inc(&texp_counters.cpu_unpaired);
+	return 0;
 }

@@ -325,6 +325,7 @@ static int texp_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "vmaps %d\n", atomic_read(&c->vmaps));
 	seq_printf(m, "mmaps %d\n", atomic_read(&c->mmaps));
 	seq_printf(m, "importers %d\n", atomic_read(&c->importers));
+	seq_printf(m, "cpu_access %d\n", atomic_read(&c->cpu_access));
 	seq_printf(m, "created %lld\n", (long long)atomic64_read(&c->created));
 	seq_printf(m, "moves %lld\n", (long long)atomic64_read(&c->moves));
 	seq_printf(m, "revokes %lld\n", (long long)atomic64_read(&c->revokes));
@@ -332,6 +333,10 @@ static int texp_stats_show(struct seq_file *m, void *unused)
 		   (long long)atomic64_read(&c->notified));
 	seq_printf(m, "late_write_pages %lld\n",
 		   (long long)atomic64_read(&c->late_write_pages));
+	seq_printf(m, "cpu_begins %lld\n",
+		   (long long)atomic64_read(&c->cpu_begins));
+	seq_printf(m, "cpu_unpaired %lld\n",
+		   (long long)atomic64_read(&c->cpu_unpaired));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(texp_stats);

@@ -91,11 +91,14 @@ struct texp_counters {
 	atomic_t vmaps;
 	atomic_t mmaps;
 	atomic_t importers;
+	atomic_t cpu_access;
 	atomic64_t created;
 	atomic64_t moves;
 	atomic64_t revokes;
 	atomic64_t notified;
 	atomic64_t late_write_pages;
+	atomic64_t cpu_begins;
+	atomic64_t cpu_unpaired;
 };
 
 extern struct texp_counters texp_counters;
@@ -134,6 +137,9 @@ int texp_map_copy(struct texp_buf *buf, struct sg_table *sgt, u64 offset,
 int texp_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma);
 int texp_vmap(struct dma_buf *dmabuf, struct iosys_map *map);
 void texp_vunmap(struct dma_buf *dmabuf, struct iosys_map *map);
+int texp_begin_cpu_access(struct dma_buf *dmabuf,
+			  enum dma_data_direction dir);
+int texp_end_cpu_access(struct dma_buf *dmabuf, enum dma_data_direction dir);
 
 /* importer.c: the probe importer */
 struct texp_imp;

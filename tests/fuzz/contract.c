@@ -51,15 +51,22 @@ static const int doc_comm_destroy[] = { 0, GENERAL, ENOENT, -1 };
 static const int doc_mr_reg[] = { 0, GENERAL, EMFILE, EBADF, -1 };
 /* struct collx_mr_dereg: EBUSY, ENOENT. */
 static const int doc_mr_dereg[] = { 0, GENERAL, EBUSY, ENOENT, -1 };
-/* struct collx_submit: ENOENT, EPIPE, EAGAIN beyond the general ones. */
-static const int doc_submit[] = { 0, GENERAL, ENOENT, EPIPE, EAGAIN, -1 };
+/*
+ * struct collx_submit: ENOENT, EPIPE, EAGAIN and (waiting for a dma-buf's
+ * device work) EINTR beyond the general ones.
+ */
+static const int doc_submit[] = {
+	0, GENERAL, ENOENT, EPIPE, EAGAIN, EINTR, -1
+};
 /* struct collx_wait: EAGAIN, ENOENT, EINTR. */
 static const int doc_wait[] = { 0, GENERAL, EAGAIN, ENOENT, EINTR, -1 };
 /*
  * struct collx_submit_group names no errors of its own beyond EINVAL; its
  * entries are struct collx_submit, so SUBMIT's apply to them.
  */
-static const int doc_group[] = { 0, GENERAL, ENOENT, EPIPE, EAGAIN, -1 };
+static const int doc_group[] = {
+	0, GENERAL, ENOENT, EPIPE, EAGAIN, EINTR, -1
+};
 /* "ENOTTY: unknown ioctl number." */
 static const int doc_badnr[] = { ENOTTY, -1 };
 /*

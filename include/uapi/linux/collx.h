@@ -517,9 +517,12 @@ enum collx_phase {
  * number of ranks), EINVAL (root out of range, a send or recv naming
  * this rank - libcollx turns a matched pair in a group into a copy - a
  * buffer missing or overlapping where it must not), EFAULT (a buffer is
- * not mapped as needed, or @op_id cannot be written: checked first, and
- * nothing is queued), ENOMEM (RLIMIT_MEMLOCK for bounced pages), EAGAIN
- * (COLLX_MAX_OPS_PER_FD).
+ * not mapped as needed, a dma-buf registration's buffer is revoked or its
+ * exporter refuses CPU access, or @op_id cannot be written: checked
+ * first, and nothing is queued), ENOMEM (RLIMIT_MEMLOCK for bounced
+ * pages), EAGAIN (COLLX_MAX_OPS_PER_FD), ERESTARTSYS/EINTR (a signal
+ * while the pending device work on a dma-buf buffer was waited for:
+ * nothing is queued).
  */
 struct collx_submit {
 	__u32 size;
