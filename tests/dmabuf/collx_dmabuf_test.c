@@ -22,7 +22,9 @@
  * heap (see exporter.h).  Every result is checked exactly; every
  * collective must report COLLX_MEM_DMABUF and not COLLX_MEM_BOUNCED; no
  * exporter buffer may see a write after it was moved or revoked, and
- * collx must hold nothing of a buffer once its registrations are gone.
+ * collx must hold nothing of a buffer once its registrations are gone,
+ * and (collx_test_exporter) must bracket its CPU access to the buffers
+ * with dma_buf_begin/end_cpu_access().
  * Exit: 0 as expected, 1 wrong, 77 KIND's exporter is not on this kernel.
  */
 #include <errno.h>
@@ -40,6 +42,7 @@
 #include "exporter.h"
 
 #define PAGE		4096UL
+#define TEXP_STATS	"/sys/kernel/debug/collx_test_exporter/stats"
 #define COUNT		(16384 + 5)	/* elements per rank: several chunks */
 #define BIG_COUNT	(1024 * 1024)	/* fp32: 4 MiB, long enough to race */
 
@@ -282,6 +285,25 @@ static void coll_run(struct collx_comm *comm, const struct coll *c,
 	dmabuf_sync(dst->fd, 0);
 }
 
+/*
+ * dma_buf_begin_cpu_access() calls the test exporter has seen on this node,
+ * ours (DMA_BUF_IOCTL_SYNC) included; -1 without its debugfs file.
+ */
+static long long texp_cpu_begins(void)
+{
+	FILE *f = fopen(TEXP_STATS, "r");
+	long long n = -1;
+	char line[128];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu_begins %lld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
 static const struct coll allreduce = {
 	"allreduce", COLLX_COLL_ALLREDUCE, COLLX_FP32, COLLX_OP_SUM, false,
 };
@@ -363,10 +385,11 @@ static int cmd_colls(char *kinds)
 {
 	size_t need = (size_t)COUNT * 8 * 8 + PAGE;	/* 8 ranks of int64 */
 	struct collx_comm *comm = init_or_die();
+	size_t i, ncolls = sizeof(colls) / sizeof(colls[0]);
+	long long begins;
 	struct dbuf src, dst;
 	char *kind, *save;
 	int rep = 0;
-	size_t i;
 
 	if ((size_t)nranks * COUNT * 8 + PAGE > need)
 		FAIL("%d ranks: too many for these buffers", nranks);
@@ -379,8 +402,18 @@ static int cmd_colls(char *kinds)
 		/* the input one page into its dma-buf: offsets count */
 		dbuf_reg(comm, &src, PAGE);
 		dbuf_reg(comm, &dst, 0);
-		for (i = 0; i < sizeof(colls) / sizeof(colls[0]); i++)
+		begins = texp_cpu_begins();
+		for (i = 0; i < ncolls; i++)
 			coll_run(comm, &colls[i], &src, &dst, COUNT, rep++);
+		/*
+		 * Every op brackets its CPU access (one or two buffers), on
+		 * top of coll_run()'s own two syncs.
+		 */
+		if (dmabuf_kind_is_texp(kind) && begins >= 0 &&
+		    texp_cpu_begins() - begins < (long long)(3 * ncolls))
+			FAIL("%s: %lld dma_buf_begin_cpu_access() calls in %zu collectives, %zu of them ours: collx made none",
+			     kind, texp_cpu_begins() - begins, ncolls,
+			     2 * ncolls);
 		dbuf_dereg(comm, &src, false);
 		dbuf_dereg(comm, &dst, false);
 		allreduce_at(comm, &src, &dst);
