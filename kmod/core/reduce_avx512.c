@@ -514,6 +514,48 @@ static __always_inline void COLLX_AVX512 fp8_minmax_vop(u8 *d, const u8 *s,
 	VST(d, ka);
 }
 
+/*
+ * ---- fp16 max and min, 32 elements at a time, on the codes as fp8's
+ * are: the key of a code flips the magnitude bits of negative ones (an
+ * involution), keys order as the values (-0 below +0), and a NaN operand
+ * gives the canonical NaN.  The same bits as comparing the widened values
+ * (elem_fp16()) without converting: 1.25-1.6 x faster in cache on Zen 4
+ * than vcvtph2ps and vrangeps.  bf16 needs no conversion to compare
+ * (bf16_minmax_vop()), and this measured slower for it.
+ */
+static __always_inline s16_zmm COLLX_AVX512 h16_key(s16_zmm x)
+{
+	return x ^ ((x >> 15) & 0x7fff);
+}
+
+static __always_inline void COLLX_AVX512 fp16_minmax_vop(u8 *d, const u8 *s,
+							 int op)
+{
+	s16_zmm a, b, ka, kb, m, nan;
+
+	VLD(a, d);
+	VLD(b, s);
+	ka = h16_key(a);
+	kb = h16_key(b);
+	m = (s16_zmm)(op == COLLX_OP_MAX ? ka > kb : ka < kb);
+	ka = h16_key((ka & m) | (kb & ~m));
+	nan = (s16_zmm)((a & 0x7fff) > 0x7c00) |
+	      (s16_zmm)((b & 0x7fff) > 0x7c00);
+	ka = (ka & ~nan) | (nan & 0x7e00);
+	VST(d, ka);
+}
+
+static __always_inline void COLLX_AVX512 fp16_minmax_loop(int op, u8 *d,
+							  const u8 *s,
+							  size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32)
+		fp16_minmax_vop(d + 2 * i, s + 2 * i, op);
+	elem_loop(COLLX_FP16, op, d + 2 * i, s + 2 * i, n - i);
+}
+
 /* avg's quotient of 32 elements */
 static __always_inline void COLLX_AVX512 fp8_sop(u8 *d, u32 nranks,
 						 bool e4m3)
@@ -662,6 +704,10 @@ static __always_inline void COLLX_AVX512 avx512_loop(enum collx_dtype dt,
 
 	if (dt == COLLX_FP8_E4M3 || dt == COLLX_FP8_E5M2) {
 		fp8_loop(dt, op, d, s, n);
+		return;
+	}
+	if (dt == COLLX_FP16 && (op == COLLX_OP_MAX || op == COLLX_OP_MIN)) {
+		fp16_minmax_loop(op, d, s, n);
 		return;
 	}
 	for (; i + 2 * vb <= nb; i += 2 * vb) {
