@@ -409,11 +409,11 @@ static int cmd_colls(char *kinds)
 		 * Every op brackets its CPU access (one or two buffers), on
 		 * top of coll_run()'s own two syncs.
 		 */
+		begins = begins < 0 ? -1 : texp_cpu_begins() - begins;
 		if (dmabuf_kind_is_texp(kind) && begins >= 0 &&
-		    texp_cpu_begins() - begins < (long long)(3 * ncolls))
+		    begins < (long long)(3 * ncolls))
 			FAIL("%s: %lld dma_buf_begin_cpu_access() calls in %zu collectives, %zu of them ours: collx made none",
-			     kind, texp_cpu_begins() - begins, ncolls,
-			     2 * ncolls);
+			     kind, begins, ncolls, 2 * ncolls);
 		dbuf_dereg(comm, &src, false);
 		dbuf_dereg(comm, &dst, false);
 		allreduce_at(comm, &src, &dst);
