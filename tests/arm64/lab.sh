@@ -58,8 +58,9 @@ for ((i = 0; i < nodes; i++)); do
 	fi
 	log=$logdir/node$i.log
 	: >"$log"
+	# maxcpus=2: TCG keeps barriers and atomics (tests/lab/lab.sh, SMP)
 	timeout -k 5 "$secs" qemu-system-aarch64 -M virt -cpu cortex-a72 \
-		-accel tcg -smp 1 -m 1024 -display none -monitor none \
+		-accel tcg -smp 1,maxcpus=2 -m 1024 -display none -monitor none \
 		-serial "file:$log" -no-reboot -kernel "$kernel" -initrd "$root" \
 		-netdev "$net" -device "virtio-net-pci,netdev=n0,mac=52:54:00:77:00:$((10 + i))" \
 		-append "console=ttyAMA0 panic=-1 quiet collx.rank=$i collx.nranks=$nodes collx.cmd=$cmdword" \

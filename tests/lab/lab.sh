@@ -43,6 +43,8 @@ MEM_MB=${COLLX_LAB_MEM_MB:-}
 # changes while a job runs (edit the tree between jobs, not during one);
 # COLLX_LAB_9P_CACHE=none reads every access through.
 P9CACHE=${COLLX_LAB_9P_CACHE:-loose}
+# COLLX_LAB_SMP overrides QEMU's -smp (default: see SMP below; =1 brings
+# back the lost-kick race that stalls a node's NIC under TCG).
 CPUS=1
 NODE_ENV=()
 
@@ -209,11 +211,28 @@ pick_accel() {
 
 INITRD=$(build_initramfs)
 ACCEL=$(pick_accel "$INITRD")
+SMP=$CPUS
 if [ "$ACCEL" = kvm ]; then
 	CPU="-accel kvm -cpu host"
 else
 	CPU="-accel tcg -cpu max"
+	# QEMU before 8.1 (Debian's is 7.2) translates a one-CPU guest
+	# without memory barriers or atomic ops, while virtio-net runs in
+	# the I/O thread on another host core: a virtqueue kick can then be
+	# lost for good and the NIC never sends again (README.md, "When a
+	# node's NIC stops sending").  A second, offline CPU slot makes TCG
+	# translate for parallel use; upstream fixed it in 8.1 ("tcg: Do not
+	# elide memory barriers for !CF_PARALLEL in system mode").
+	# With a second CPU possible, the guest would find its TSC
+	# "unsynchronized" and time everything with the emulated HPET (slow,
+	# and too noisy for perftest's clock check); one online vCPU's TSC
+	# is as reliable as with -smp 1.
+	if [ "$CPUS" = 1 ]; then
+		SMP=1,maxcpus=2
+		KERNEL_ARGS="$KERNEL_ARGS tsc=reliable"
+	fi
 fi
+SMP=${COLLX_LAB_SMP:-$SMP}
 
 [ -n "$OUT" ] || OUT=$CACHE/run-$KERNEL-$(date +%Y%m%d-%H%M%S)-$$
 rm -rf "$OUT"
@@ -282,7 +301,7 @@ for ((i = 0; i < NODES; i++)); do
 	mkdir -p "$OUT/node$i"
 	# shellcheck disable=SC2086
 	ip netns exec "$NS" timeout -k 5 "$QEMU_TIMEOUT" \
-		qemu-system-x86_64 -name "node$i" $CPU -smp "$CPUS" -m "$MEM_MB" \
+		qemu-system-x86_64 -name "node$i" $CPU -smp "$SMP" -m "$MEM_MB" \
 		-kernel "$VMLINUZ" -initrd "$INITRD" \
 		-append "console=ttyS0 panic=-1 quiet $KERNEL_ARGS lab.rank=$i lab.script=$LAB_DIR/guest.sh lab.p9cache=$P9CACHE" \
 		-display none -monitor none -no-reboot -pidfile "$OUT/node$i/qemu.pid" \

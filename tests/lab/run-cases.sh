@@ -119,8 +119,8 @@ for run in $runs; do
 		echo "the module's log during the case:" >>"$log"
 		dmesg | tail -n +"$((before + 1))" | grep 'collx:' | tail -n 200 >>"$log"
 		# The VM's NIC, not collx: QEMU stopped completing this
-		# node's virtio-net transmits (seen once, under TCG with the
-		# host overloaded); rxe's packets and QPs then hang with it.
+		# node's virtio-net transmits (a lost kick under TCG, see
+		# README.md); rxe's packets and QPs then hang with it.
 		nic=$(dmesg | grep -m1 'NETDEV WATCHDOG')
 		[ -z "$nic" ] || why="this node's NIC stopped sending (${nic#*] }); $why"
 		;;

@@ -47,17 +47,26 @@ tc filter add dev eth0 parent 1: protocol ip pref 1 u32 match ip dport 4791 0xff
 nm_start netem -I eth0
 port=18600
 bw="ib_write_bw -d rxe0 -x 1 -s 65536 -n 200 -p $port"
+# perftest times its report with the TSC and refuses to print one when
+# the TSC does not track gettimeofday() closely (r^2 < 0.9: a TCG vCPU
+# descheduled by a busy host).  The traffic has run by then, and the
+# traffic is all this case needs: the client says so for its server.
+clockdir=$COLLX_LAB_DIR/63-clock${COLLX_CASE_RUN:+-$COLLX_CASE_RUN}
+mkdir -p "$clockdir"
+bwrc=0
 if [ $((COLLX_RANK % 2)) = 1 ]; then
 	timeout 120 $bw >"$NM_DIR/bw.log" 2>&1 &
 	bwpid=$!
 	sleep 1
 	lab_barrier nm-drop-b 120 || lab_fail barrier
-	wait "$bwpid" || { cat "$NM_DIR/bw.log"; lab_fail "ib_write_bw server"; }
+	wait "$bwpid" || bwrc=$?
 else
 	lab_barrier nm-drop-b 120 || lab_fail barrier
 	sleep 0.5
-	timeout 120 $bw "$(lab_addr "$peer")" >"$NM_DIR/bw.log" 2>&1 ||
-		{ cat "$NM_DIR/bw.log"; lab_fail "ib_write_bw client"; }
+	timeout 120 $bw "$(lab_addr "$peer")" >"$NM_DIR/bw.log" 2>&1 || bwrc=$?
+	if [ "$bwrc" != 0 ] && grep -q "Can't produce a report" "$NM_DIR/bw.log"; then
+		: >"$clockdir/$COLLX_RANK"
+	fi
 fi
 cat "$NM_DIR/bw.log"
 sleep 1
@@ -66,8 +75,16 @@ tc -s qdisc show dev eth0
 qdrop=$(tc -s qdisc show dev eth0 | sed -n '/netem 30:/,/^qdisc/p' |
 	sed -n 's/.*dropped \([0-9]*\),.*/\1/p' | head -n1)
 lab_barrier nm-drop-c 120
+client=$((COLLX_RANK & ~1))
+if [ "$bwrc" != 0 ]; then
+	[ -e "$clockdir/$client" ] ||
+		lab_fail "ib_write_bw $([ "$client" = "$COLLX_RANK" ] && echo client || echo server) exit $bwrc"
+	echo "perftest's clock check failed on rank $client after the traffic: no report, counters still checked"
+fi
 echo "netem dropped $qdrop RoCE packets"
 [ -n "$qdrop" ] || lab_fail "no netem counter"
+# the client's 12800 RoCE packets at 1% loss: none lost means none sent
+[ $((COLLX_RANK % 2)) = 1 ] || [ "$qdrop" -gt 0 ] || lab_fail "netem dropped nothing: no traffic"
 # rxe frees the packets it consumed with kfree_skb: class "rxe", not drops
 nm_check netem "drops('eth0', cls='qdisc') == $qdrop" \
 	"drops('eth0', cls='stack') == 0"
