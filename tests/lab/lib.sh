@@ -12,6 +12,17 @@ lab_skip() {
 	exit 77
 }
 
+# How many times slower than Debian's kernels this one runs everything:
+# 3 on the lab's debug kernel (KASAN, lockdep, kmemleak; cases took 3-10
+# times as long there), else 1.  Time bounds set for Debian's kernels
+# multiply by it.
+lab_slowdown() {
+	case $(uname -r) in
+	*-collx-debug) echo 3 ;;
+	*) echo 1 ;;
+	esac
+}
+
 # Ranks whose VM the switch killed (lab_fault_kill_node), one a line.
 LAB_KILLED=$COLLX_LAB_DIR/killed
 

@@ -7,7 +7,9 @@
 #
 # A case with a "# lab-last" line runs after all the others (a case that
 # kills a node's VM: no later case could use that node), and one with
-# "# lab-timeout: SECONDS" gets that long instead of COLLX_CASE_TIMEOUT.
+# "# lab-timeout: SECONDS" gets that long instead of COLLX_CASE_TIMEOUT
+# (times lab_slowdown on the debug kernel; a COLLX_CASE_TIMEOUT that is
+# longer still wins: lab.sh -e COLLX_CASE_TIMEOUT=900 for a long run).
 # COLLX_CASE_REPEAT=N (lab.sh -e) runs each case, lab-last ones excepted,
 # N times in a row in the same boot (the fault matrix's "ten in a row"):
 # TAP names the runs after the first "<case>#2" and so on, and each run
@@ -23,10 +25,13 @@ TAP=$COLLX_NODE_DIR/cases.tap
 mkdir -p "$COLLX_NODE_DIR/cases"
 : >"$TAP"
 
+SLOWDOWN=$(lab_slowdown)
 case_timeout() {
 	local t
 	t=$(sed -n 's/^# lab-timeout: *\([0-9][0-9]*\)$/\1/p' "$1" | head -n1)
-	echo "${t:-$CASE_TIMEOUT}"
+	t=$((${t:-$CASE_TIMEOUT} * SLOWDOWN))
+	[ "$t" -ge "$CASE_TIMEOUT" ] || [ -z "${COLLX_CASE_TIMEOUT:-}" ] || t=$CASE_TIMEOUT
+	echo "$t"
 }
 
 first='' last=''
