@@ -238,12 +238,15 @@ stage_lab() {
 # module's lifetimes and hostile input and pass there: collectives (2 and
 # 4 ranks, async, raw ioctls, 1-rank, grouped p2p), abort, destroy in
 # flight, device removal, a stuck rank, close during a wait, the forged
-# wire, and every dma-buf case (24, 5x: move, revoke and close under
-# CONFIG_DMABUF_DEBUG; COLLX_DEBUG_CASES overrides the list).  Everything
-# runs 3-10 times slower there: the whole suite would take over an hour.
-# Not in the list yet: 32, 35, 37, 39 and 40, whose time bounds (the fault
-# load's, the fuzzer's, a reconnect's) were set for Debian's kernels.
-DEBUG_CASES='0[1-5]-* 10-* 12-* 16-* 17-* 20-* 21-* 23-* 24-* 31-* 32-* 33-* 34-* 37-* 38-* 39-* 42-* 5?-*'
+# wire, the fault matrix's kill, loss and delay, rmmod and VM kill (32,
+# 36, 37, 39), and every dma-buf case (24, 5x: move, revoke and close
+# under CONFIG_DMABUF_DEBUG; COLLX_DEBUG_CASES overrides the list).
+# Everything runs 3-10 times slower there (lab_slowdown triples the cases'
+# bounds): the whole suite would take over an hour.  Not in the list yet:
+# 35 (rank 0, whose ASK reached a neighbour that had already failed,
+# names the neighbour) and 40 (one node's errno contract could not connect
+# a 2-rank comm on itself in 15 s); tests/lab/README.md has both.
+DEBUG_CASES='0[1-5]-* 10-* 12-* 16-* 17-* 20-* 21-* 23-* 24-* 31-* 32-* 33-* 34-* 36-* 37-* 38-* 39-* 42-* 5?-*'
 stage_debug() {
 	local dk=${COLLX_DEBUG_KERNEL:-$SRC/.build/debug-kernel} krel res
 	step "debug: kernel built (tests/lab/debug-kernel/build.sh)" \

@@ -300,7 +300,7 @@ static void *worker(void *arg)
 /* A call that never returns is a finding too: report it and leave. */
 static void *watchdog(void *arg)
 {
-	double limit = fz_opt.seconds + 20.0;
+	double limit = fz_opt.seconds + 20.0 * fz_slowdown();
 	unsigned int i;
 
 	(void)arg;
@@ -379,7 +379,8 @@ static void finish(struct fz_thread *t)
 static void counters_back(const struct fz_counters *before)
 {
 	struct fz_counters now = { 0 };
-	double end = fz_now() + 10;
+	unsigned int bound = 10 * fz_slowdown();
+	double end = fz_now() + bound;
 	int err;
 
 	do {
@@ -394,8 +395,8 @@ static void counters_back(const struct fz_counters *before)
 		}
 		usleep(50000);
 	} while (fz_now() < end);
-	fz_finding(NULL, F_COUNTERS, "10 s after every fd closed: comms %lld->%lld mrs %lld->%lld pinned_pages %lld->%lld ops_in_flight %lld->%lld",
-		   before->comms, now.comms, before->mrs, now.mrs,
+	fz_finding(NULL, F_COUNTERS, "%u s after every fd closed: comms %lld->%lld mrs %lld->%lld pinned_pages %lld->%lld ops_in_flight %lld->%lld",
+		   bound, before->comms, now.comms, before->mrs, now.mrs,
 		   before->pinned_pages, now.pinned_pages,
 		   before->ops_in_flight, now.ops_in_flight);
 }

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -304,4 +305,12 @@ int fz_counters_read(struct fz_counters *c)
 	}
 	fclose(f);
 	return found == 15 ? 0 : ENODATA;
+}
+
+unsigned int fz_slowdown(void)
+{
+	const char *v = getenv("COLLX_FUZZ_SLOW");
+	unsigned long slow = v ? strtoul(v, NULL, 10) : 1;
+
+	return slow >= 1 && slow <= 20 ? (unsigned int)slow : 1;
 }

@@ -66,6 +66,13 @@ bool fz_status_documented(int32_t status);
 bool fz_nr_is_vfs(unsigned long nr);
 /* "EINVAL", "ok" for 0, or the number. */
 const char *fz_errname(int err, char *buf, size_t len);
+/*
+ * How many times slower than Debian's kernels the module runs here:
+ * COLLX_FUZZ_SLOW (1-20, default 1; 3 on the lab's debug kernel).  The
+ * bounds on waiting for a hang or a cleanup, and the timeouts of comms
+ * that must connect, multiply by it; what a call may return does not.
+ */
+unsigned int fz_slowdown(void);
 
 /* Element size of a dtype, 0 if unknown. */
 size_t fz_dtype_size(uint32_t dtype);

@@ -122,7 +122,7 @@ static void *join(void *arg)
 	c.comm_key = p->key;
 	c.addrs = (uint64_t)(uintptr_t)p->addrs;
 	c.addr_size = sizeof(p->addrs[0]);
-	c.timeout_ms = 5000;
+	c.timeout_ms = 5000 * fz_slowdown();
 	p->err[j->rank] = et_ioctl(p->fd[j->rank], COLLX_IOC_COMM_CREATE, &c);
 	p->id[j->rank] = c.comm_id;
 	return NULL;
@@ -173,7 +173,7 @@ static void in_flight(void)
 			.size = sizeof(c), .nranks = 2, .rank = 0,
 			.comm_key = p.key,
 			.addrs = (uint64_t)(uintptr_t)p.addrs,
-			.addr_size = sizeof(p.addrs[0]), .timeout_ms = 2000,
+			.addr_size = sizeof(p.addrs[0]), .timeout_ms = 2000 * fz_slowdown(),
 		};
 		int fd2 = et_open();
 
@@ -193,7 +193,7 @@ static void in_flight(void)
 	et_expect(mr_err ? mr_err : et_dereg(p.fd[0], mr), EBUSY, -1,
 		  "MR_DEREG: a registration a running collective uses -> EBUSY");
 	et_destroy(p.fd[1], p.id[1]);
-	err = et_wait(p.fd[0], s.op_id, 10000, &c);
+	err = et_wait(p.fd[0], s.op_id, 10000 * fz_slowdown(), &c);
 	et_ok(!err && (c.status == -ECONNRESET || c.status == -ETIMEDOUT) &&
 	      c.failed_rank == 1,
 	      err ? et_err(err) : et_err(-c.status),
@@ -206,7 +206,7 @@ static void in_flight(void)
 	 * the failed collective's buffers: EBUSY only until then.
 	 */
 	err = mr_err;
-	for (i = 0; !mr_err && i < 100; i++) {
+	for (i = 0; !mr_err && i < 100 * (int)fz_slowdown(); i++) {
 		err = et_dereg(p.fd[0], mr);
 		if (err != EBUSY)
 			break;
@@ -231,7 +231,7 @@ static void in_flight(void)
 		err = et_destroy(p.fd[0], p.id[0]);
 	c.status = 0;
 	if (!err)
-		err = et_wait(p.fd[0], s.op_id, 5000, &c);
+		err = et_wait(p.fd[0], s.op_id, 5000 * fz_slowdown(), &c);
 	et_ok(!err && c.status == -ECANCELED, err ? et_err(err) : et_err(-c.status),
 	      "COMM_DESTROY: a collective in flight ends with ECANCELED");
 	pair_close(&p);

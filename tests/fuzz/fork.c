@@ -98,10 +98,11 @@ void fz_fork_after_register(struct fz_thread *t)
 		goto out;
 	close(p[1]);
 	p[1] = -1;
-	end = fz_now() + 10;
+	end = fz_now() + 10 * fz_slowdown();
 	while (waitpid(pid, &st, WNOHANG) == 0) {
 		if (fz_now() > end) {
-			fz_finding(t, F_HANG, "fork after register: the child did not exit in 10 s");
+			fz_finding(t, F_HANG, "fork after register: the child did not exit in %u s",
+				   10 * fz_slowdown());
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			break;

@@ -65,7 +65,8 @@ int fz_procs_start(int shared_fd)
 
 void fz_procs_finish(void)
 {
-	double end = fz_now() + 10;
+	unsigned int bound = 10 * fz_slowdown();
+	double end = fz_now() + bound;
 	unsigned int i;
 	pid_t got;
 	int st;
@@ -75,8 +76,8 @@ void fz_procs_finish(void)
 		       fz_now() < end)
 			usleep(10000);
 		if (got == 0) {
-			fz_finding(NULL, F_HANG, "child %d still running 10 s after the run ended",
-				   pids[i]);
+			fz_finding(NULL, F_HANG, "child %d still running %u s after the run ended",
+				   pids[i], bound);
 			kill(pids[i], SIGKILL);
 			waitpid(pids[i], &st, 0);
 		} else if (got < 0) {

@@ -50,11 +50,17 @@ static void start(struct fz_thread *t, struct job *j, pthread_t *th)
 	}
 }
 
-/* Join within @secs; a helper that does not return is a hang. */
+/*
+ * Join within @secs (times the slowdown); a helper that does not return
+ * is a hang.
+ */
 static void join(struct fz_thread *t, pthread_t th, struct job *j,
 		 double secs, const char *what)
 {
-	double end = fz_now() + secs;
+	double end;
+
+	secs *= fz_slowdown();
+	end = fz_now() + secs;
 
 	while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE) && fz_now() < end)
 		usleep(1000);

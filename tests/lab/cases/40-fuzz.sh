@@ -21,6 +21,8 @@ THREADS=2
 # grow on the debug kernel.  make check's time is bounded: a full run of
 # CALLS takes lab.sh -e FUZZ_SECS=600 -e COLLX_CASE_TIMEOUT=1500.
 SLOW=$(lab_slowdown)
+# The fuzzer's and the contract's own bounds on a hang or a cleanup.
+export COLLX_FUZZ_SLOW=$SLOW
 SECS=$((${FUZZ_SECS:-30} * SLOW))
 LIMIT=$((SECS + 20 * SLOW))
 ERRNO_LIMIT=$((30 * SLOW))
