@@ -64,6 +64,7 @@ void fz_fork_after_register(struct fz_thread *t)
 	int fd, fdi = -1, ci, mi = -1, p[2] = { -1, -1 }, err, st;
 	char b1[16], b2[16];
 	uint64_t bytes;
+	unsigned int bound;
 	double end;
 	pid_t pid;
 	int64_t bad;
@@ -98,11 +99,12 @@ void fz_fork_after_register(struct fz_thread *t)
 		goto out;
 	close(p[1]);
 	p[1] = -1;
-	end = fz_now() + 10 * fz_slowdown();
+	bound = 10 * fz_slowdown();
+	end = fz_now() + bound;
 	while (waitpid(pid, &st, WNOHANG) == 0) {
 		if (fz_now() > end) {
 			fz_finding(t, F_HANG, "fork after register: the child did not exit in %u s",
-				   10 * fz_slowdown());
+				   bound);
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			break;

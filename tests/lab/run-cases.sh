@@ -30,7 +30,9 @@ case_timeout() {
 	local t
 	t=$(sed -n 's/^# lab-timeout: *\([0-9][0-9]*\)$/\1/p' "$1" | head -n1)
 	t=$((${t:-$CASE_TIMEOUT} * SLOWDOWN))
-	[ "$t" -ge "$CASE_TIMEOUT" ] || [ -z "${COLLX_CASE_TIMEOUT:-}" ] || t=$CASE_TIMEOUT
+	if [ -n "${COLLX_CASE_TIMEOUT:-}" ] && [ "$t" -lt "$CASE_TIMEOUT" ]; then
+		t=$CASE_TIMEOUT
+	fi
 	echo "$t"
 }
 

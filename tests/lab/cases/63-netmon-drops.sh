@@ -6,6 +6,10 @@
 nm_require
 [ "$COLLX_NRANKS" -ge 2 ] || lab_skip "needs two nodes"
 peer=$((COLLX_RANK ^ 1))
+# Pairs 0-1, 2-3: the even rank runs ib_write_bw's client, the odd its server.
+client=$((COLLX_RANK & ~1))
+role=client
+[ "$client" = "$COLLX_RANK" ] || role=server
 if [ "$peer" -ge "$COLLX_NRANKS" ]; then
 	lab_barrier nm-drop-a 120; lab_barrier nm-drop-b 120; lab_barrier nm-drop-c 120
 	lab_skip "no partner for rank $COLLX_RANK"
@@ -54,7 +58,7 @@ bw="ib_write_bw -d rxe0 -x 1 -s 65536 -n 200 -p $port"
 clockdir=$COLLX_LAB_DIR/63-clock${COLLX_CASE_RUN:+-$COLLX_CASE_RUN}
 mkdir -p "$clockdir"
 bwrc=0
-if [ $((COLLX_RANK % 2)) = 1 ]; then
+if [ "$role" = server ]; then
 	timeout 120 $bw >"$NM_DIR/bw.log" 2>&1 &
 	bwpid=$!
 	sleep 1
@@ -75,16 +79,14 @@ tc -s qdisc show dev eth0
 qdrop=$(tc -s qdisc show dev eth0 | sed -n '/netem 30:/,/^qdisc/p' |
 	sed -n 's/.*dropped \([0-9]*\),.*/\1/p' | head -n1)
 lab_barrier nm-drop-c 120
-client=$((COLLX_RANK & ~1))
 if [ "$bwrc" != 0 ]; then
-	[ -e "$clockdir/$client" ] ||
-		lab_fail "ib_write_bw $([ "$client" = "$COLLX_RANK" ] && echo client || echo server) exit $bwrc"
+	[ -e "$clockdir/$client" ] || lab_fail "ib_write_bw $role exit $bwrc"
 	echo "perftest's clock check failed on rank $client after the traffic: no report, counters still checked"
 fi
 echo "netem dropped $qdrop RoCE packets"
 [ -n "$qdrop" ] || lab_fail "no netem counter"
 # the client's 12800 RoCE packets at 1% loss: none lost means none sent
-[ $((COLLX_RANK % 2)) = 1 ] || [ "$qdrop" -gt 0 ] || lab_fail "netem dropped nothing: no traffic"
+[ "$role" = server ] || [ "$qdrop" -gt 0 ] || lab_fail "netem dropped nothing: no traffic"
 # rxe frees the packets it consumed with kfree_skb: class "rxe", not drops
 nm_check netem "drops('eth0', cls='qdisc') == $qdrop" \
 	"drops('eth0', cls='stack') == 0"
