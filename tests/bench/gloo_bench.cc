@@ -95,6 +95,14 @@ float tag(int r, size_t i)
 	return (float)(r * 4096 + i % 4096);
 }
 
+/* allreduce, broadcast and reduce move the whole buffer; the rest a part
+ * of it per rank, so S holds at least one fp32 per rank. */
+bool whole_buffer(const std::string &coll)
+{
+	return coll == "allreduce_ring" || coll == "allreduce_hd" || coll == "broadcast" ||
+	       coll == "reduce";
+}
+
 std::unique_ptr<instance> make(const std::string &coll, const std::shared_ptr<gloo::Context> &ctx,
 			       size_t bytes)
 {
@@ -307,6 +315,14 @@ int main(int argc, char **argv)
 			double caller, node, us;
 			long bad;
 
+			/* Below one fp32 per rank Gloo would register a zero-length
+			 * buffer (ibv_reg_mr: EINVAL) and the collective would read
+			 * as unsupported at every size: skip the size instead. */
+			if (!whole_buffer(coll) && si.bytes / sizeof(float) < (size_t)n) {
+				printf("# gloo %s %zu: less than one fp32 per rank, skipped\n",
+				       coll.c_str(), si.bytes);
+				continue;
+			}
 			try {
 				in = make(coll, ctx, si.bytes);
 			} catch (const std::invalid_argument &e) {
@@ -329,9 +345,7 @@ int main(int argc, char **argv)
 			us = (cb.wall_s - ca.wall_s) * 1e6 / si.iters;
 			wrong += bad;
 			printf("gloo %s %zu %zu %d %.1f %.2f %.2f %ld\n", coll.c_str(),
-			       in->count * sizeof(float) *
-				       (coll == "allreduce_ring" || coll == "allreduce_hd" ||
-						coll == "broadcast" || coll == "reduce" ? 1 : n),
+			       in->count * sizeof(float) * (whole_buffer(coll) ? 1 : n),
 			       in->count, si.iters, us, caller, node, bad);
 			fflush(stdout);
 			keep.push_back(std::move(in));
