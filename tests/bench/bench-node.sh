@@ -9,6 +9,9 @@
 #           Gloo's run() is), with --cpu
 #   cpu     a 1 MiB registered async allreduce (-R 1 -z 0, auto), --cpu
 #   gloo    tests/bench/gloo_bench (when built): Gloo over ibverbs
+#   small   on 4+ nodes, target (1) again: SMALL_ROUNDS (5) rounds of the
+#           4 KiB allreduce, every collx algorithm then Gloo's two, so
+#           that collx and Gloo are timed seconds apart, not minutes
 # Results go to $COLLX_NODE_DIR (rank 0 writes collx-bench's JSON);
 # bench_report.py reads them on the host.
 #
@@ -18,7 +21,7 @@
 # EXTRA_SIZES (default none) are run as well by the collectives that have
 # algorithm thresholds (allreduce, broadcast, reduce, allgather,
 # reduce-scatter) and by Gloo, for Documentation/engine.md's crossovers.
-# STEPS: comma-separated from link,collx,cpu,gloo (default all).  SERIES
+# STEPS: comma-separated from link,collx,cpu,gloo,small (default all).  SERIES
 # (default all): comma-separated collective:algo pairs for the collx step.
 # Iterations fall with the size (iters_for below): the whole bench stays
 # within its time budget under TCG.  Every command runs under timeout.
@@ -27,7 +30,8 @@ set -u
 
 SIZES=4096,16384,65536,262144,1048576,4194304
 EXTRA=
-STEPS=link,collx,cpu,gloo
+STEPS=link,collx,cpu,gloo,small
+SMALL_ROUNDS=${SMALL_ROUNDS:-5}
 SERIES="allreduce:ring allreduce:tree allreduce:rd broadcast:ring broadcast:tree reduce:ring reduce:tree allgather:ring allgather:rd reduce_scatter:ring reduce_scatter:rd alltoall:pairwise alltoall:ring sendrecv:p2p"
 while getopts "s:x:p:c:" opt; do
 	case $opt in
@@ -153,9 +157,10 @@ if has_step link && [ "$N" -ge 2 ]; then
 fi
 
 # ---- collx: collx-bench, one run per (collective, algorithm, iteration count) ----
-# $1 collective, $2 algorithm, $3 tag, $4 sizes, then collx-bench's flags
+# $1 collective, $2 algorithm, $3 tag, $4 sizes, then collx-bench's flags;
+# results in $OUT/$RUN_DIR (collx)
 run_collx() {
-	local coll=$1 algo=$2 tag=$3 sizes=$4 counts='' s n='' t0 r
+	local coll=$1 algo=$2 tag=$3 sizes=$4 counts='' s n='' t0 r dir=$OUT/${RUN_DIR:-collx}
 	shift 4
 	for s in ${sizes//,/ }; do
 		counts=${counts:+$counts,}$(count_for "$coll" "$s")
@@ -166,10 +171,10 @@ run_collx() {
 	t0=$(lab_host_now)
 	COLLX_MASTER_PORT=$PORT timeout -k 5 400 "$BENCH" -t "$coll" --algo "$algo" \
 		--counts "$counts" -n "$n" -c 1 --cpu -T 120 \
-		-J "$OUT/collx/$coll-$algo-$tag.json" "$@" </dev/null >"$OUT/collx/$coll-$algo-$tag.txt" 2>&1
+		-J "$dir/$coll-$algo-$tag.json" "$@" </dev/null >"$dir/$coll-$algo-$tag.txt" 2>&1
 	r=$?
 	[ "$r" = 0 ] || { rc=1; echo "bench: collx-bench $coll $algo $tag: exit $r" >&2; }
-	step_log "collx:$coll:$algo:$tag" "$t0" "$r"
+	step_log "${RUN_DIR:-collx}:$coll:$algo:$tag" "$t0" "$r"
 }
 
 # sizes grouped by their iteration count, one collx-bench run per group
@@ -227,5 +232,31 @@ if has_step gloo; then
 		echo "bench: no $GLOO (libgloo-dev: scripts/install-deps.sh --bench): no Gloo columns" >&2
 	fi
 fi
+
+# ---- small: target (1), collx and Gloo alternating ----
+# The table's collx and Gloo runs are minutes apart, and a TCG lab's speed
+# drifts that much (two boots read the 4 KiB ratio as 0.72 and 1.29):
+# here each round times every collx algorithm and then Gloo's two within
+# seconds, and bench_report.py takes the median of the rounds' ratios.
+if has_step small && [ "$N" -ge 4 ]; then
+	mkdir -p "$OUT/small"
+	k=0
+	while [ "$k" -lt "$SMALL_ROUNDS" ]; do
+		k=$((k + 1))
+		for algo in ring tree rd; do
+			RUN_DIR=small run_collx allreduce "$algo" "r$k" 4096 -w 2 -R 1 -z 1
+		done
+		[ -x "$GLOO" ] || continue
+		mkdir -p "$COLLX_LAB_DIR/gloo-small-$k"
+		barrier "gloo-small-$k"
+		t0=$(lab_host_now)
+		timeout -k 5 300 "$GLOO" "$R" "$N" "$COLLX_LAB_DIR/gloo-small-$k" rxe0 1 \
+			allreduce_ring,allreduce_hd 4096:20 >"$OUT/small/gloo-r$k.txt" 2>&1
+		r=$?
+		[ "$r" = 0 ] || { rc=1; echo "bench: gloo_bench, small round $k: exit $r" >&2; }
+		step_log "small:gloo:r$k" "$t0" "$r"
+	done
+fi
+
 barrier end
 exit $rc
