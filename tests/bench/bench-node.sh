@@ -12,6 +12,9 @@
 #   small   on 4+ nodes, target (1) again: SMALL_ROUNDS (5) rounds of the
 #           4 KiB allreduce, every collx algorithm then Gloo's two, so
 #           that collx and Gloo are timed seconds apart, not minutes
+#   wire    what one 4 KiB allreduce puts on the wire: rxe's packet and
+#           message counters and the node's context switches around 300
+#           of them, per collx algorithm and Gloo algorithm
 # Results go to $COLLX_NODE_DIR (rank 0 writes collx-bench's JSON);
 # bench_report.py reads them on the host.
 #
@@ -21,7 +24,7 @@
 # EXTRA_SIZES (default none) are run as well by the collectives that have
 # algorithm thresholds (allreduce, broadcast, reduce, allgather,
 # reduce-scatter) and by Gloo, for Documentation/engine.md's crossovers.
-# STEPS: comma-separated from link,collx,cpu,gloo,small (default all).  SERIES
+# STEPS: comma-separated from link,collx,cpu,gloo,small,wire (default all).  SERIES
 # (default all): comma-separated collective:algo pairs for the collx step.
 # Iterations fall with the size (iters_for below): the whole bench stays
 # within its time budget under TCG.  Every command runs under timeout.
@@ -30,7 +33,7 @@ set -u
 
 SIZES=4096,16384,65536,262144,1048576,4194304
 EXTRA=
-STEPS=link,collx,cpu,gloo,small
+STEPS=link,collx,cpu,gloo,small,wire
 SMALL_ROUNDS=${SMALL_ROUNDS:-5}
 SERIES="allreduce:ring allreduce:tree allreduce:rd broadcast:ring broadcast:tree reduce:ring reduce:tree allgather:ring allgather:rd reduce_scatter:ring reduce_scatter:rd alltoall:pairwise alltoall:ring sendrecv:p2p"
 while getopts "s:x:p:c:" opt; do
@@ -256,6 +259,45 @@ if has_step small && [ "$N" -ge 4 ]; then
 		[ "$r" = 0 ] || { rc=1; echo "bench: gloo_bench, small round $k: exit $r" >&2; }
 		step_log "small:gloo:r$k" "$t0" "$r"
 	done
+fi
+
+# ---- wire: rxe's counters around 300 back-to-back 4 KiB allreduces ----
+# Setup (connections, rendezvous) is in the counts too, spread over the
+# 300.  node0 writes "name ops sent_pkts rcvd_pkts rdma_sends rdma_recvs
+# ctxt" deltas to wire.txt.
+HC=/sys/class/infiniband/rxe0/ports/1/hw_counters
+wire_snap() {
+	echo "$(cat $HC/sent_pkts $HC/rcvd_pkts $HC/rdma_sends $HC/rdma_recvs) $(awk '$1 == "ctxt" { print $2 }' /proc/stat)"
+}
+wire_log() {	# $1 name, $2 ops, $3 before, $4 after
+	# shellcheck disable=SC2086 # the snapshots' words
+	set -- "$1" "$2" $3 $4
+	[ "$R" != 0 ] || echo "$1 $2 $(($8 - $3)) $(($9 - $4)) $((${10} - $5)) $((${11} - $6)) $((${12} - $7))" >>"$OUT/wire.txt"
+}
+if has_step wire && [ -r "$HC/sent_pkts" ]; then
+	: >"$OUT/wire.txt"
+	t0=$(lab_host_now)
+	for algo in ring tree rd; do
+		barrier "wire-$algo"
+		b=$(wire_snap)
+		PORT=$((PORT + 1))
+		COLLX_MASTER_PORT=$PORT timeout -k 5 300 "$BENCH" -t allreduce --algo "$algo" \
+			--counts 1024 -n 300 -w 0 -c 0 -R 1 -z 1 </dev/null >/dev/null 2>&1 ||
+			{ rc=1; echo "bench: wire: collx-bench $algo failed" >&2; }
+		wire_log "collx:$algo" 301 "$b" "$(wire_snap)"
+	done
+	if [ -x "$GLOO" ]; then
+		for g in allreduce_ring allreduce_hd; do
+			mkdir -p "$COLLX_LAB_DIR/gloo-wire-$g"
+			barrier "wire-$g"
+			b=$(wire_snap)
+			timeout -k 5 300 "$GLOO" "$R" "$N" "$COLLX_LAB_DIR/gloo-wire-$g" rxe0 1 \
+				"$g" 4096:300 >/dev/null 2>&1 ||
+				{ rc=1; echo "bench: wire: gloo_bench $g failed" >&2; }
+			wire_log "gloo:$g" 301 "$b" "$(wire_snap)"
+		done
+	fi
+	step_log wire "$t0" "$rc"
 fi
 
 barrier end

@@ -14,6 +14,8 @@ alternating 4 KiB rounds, nodeN/steps.log) and prints:
     % of wall time, and collx's busbw over the best Gloo algorithm's;
   - the targets of issue 9, measured in this boot, PASS or MISS and by
     how much (target 1 from the rounds' median when they ran);
+  - what one 4 KiB allreduce puts on the wire, per algorithm of collx
+    and Gloo (node0's rxe counters and context switches);
   - with sizes below the table's (bench-node.sh -x), the algorithm
     crossovers for Documentation/engine.md.
 
@@ -154,6 +156,41 @@ def read_small(d, n, problems):
         if t is not None and g is not None:
             out.append((k, t, cb.algo, g, gb.algo))
     return out
+
+
+def read_wire(d):
+    """bench-node.sh's wire step: [(series, {counter: per collective})]."""
+    out = []
+    f = os.path.join(d, "node0", "wire.txt")
+    if not os.path.exists(f):
+        return out
+    with open(f) as fh:
+        for line in fh:
+            w = line.split()
+            if len(w) != 7 or ":" not in w[0]:
+                continue
+            impl, algo = w[0].split(":", 1)
+            if impl == "gloo":
+                algo = GLOO.get(algo, ("", algo))[1]
+            ops = int(w[1])
+            keys = ("sent_pkts", "rcvd_pkts", "rdma_sends", "rdma_recvs", "ctxt")
+            out.append(("%s %s" % (impl, algo),
+                        {k: int(v) / ops for k, v in zip(keys, w[2:])}))
+    return out
+
+
+def print_wire(wire):
+    if not wire:
+        return
+    print("wire: one 4 KiB allreduce as node0 saw it (rxe's hw_counters and /proc/stat's ctxt\n"
+          "over 301 back to back, their setup included): RoCE packets out and in, SEND work\n"
+          "requests completed, messages received that complete, context switches")
+    print("  %-26s %8s %8s %8s %8s %8s" % ("series", "pkts out", "pkts in", "SENDs",
+                                            "msgs in", "ctxsw"))
+    for name, c in wire:
+        print("  %-26s %8.1f %8.1f %8.1f %8.1f %8.0f" % (
+            name, c["sent_pkts"], c["rcvd_pkts"], c["rdma_sends"], c["rdma_recvs"], c["ctxt"]))
+    print()
 
 
 def read_collx(d, problems):
@@ -486,6 +523,8 @@ def main():
 
     print_table(n, kernel, args.accel, args.note, link, collx, gloo, table_sizes)
     tg = targets(n, collx, gloo, async_run, read_small(d, n, problems))
+    wire = read_wire(d)
+    print_wire(wire)
     cross = {}
     if any(b < min(table_sizes) for s in collx.values() for b in s.points):
         cross = crossovers(collx, [("allreduce", ["ring", "tree", "rd"]),
@@ -518,6 +557,7 @@ def main():
             },
             "targets": tg,
             "crossovers": cross,
+            "wire": {name: {k: round(v, 2) for k, v in c.items()} for name, c in wire},
         }
         if async_run:
             s = Series("collx", "auto", "allreduce async")
