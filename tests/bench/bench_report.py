@@ -159,24 +159,29 @@ def read_small(d, n, problems, gloo_wrong):
     return out
 
 
+def node0_words(d, name):
+    """The words of each line of node0's NAME; nothing when it is missing."""
+    f = os.path.join(d, "node0", name)
+    if not os.path.exists(f):
+        return
+    with open(f) as fh:
+        for line in fh:
+            yield line.split()
+
+
 def read_wire(d):
     """bench-node.sh's wire step: [(series, {counter: per collective})]."""
     out = []
-    f = os.path.join(d, "node0", "wire.txt")
-    if not os.path.exists(f):
-        return out
-    with open(f) as fh:
-        for line in fh:
-            w = line.split()
-            if len(w) != 7 or ":" not in w[0]:
-                continue
-            impl, algo = w[0].split(":", 1)
-            if impl == "gloo":
-                algo = GLOO.get(algo, ("", algo))[1]
-            ops = int(w[1])
-            keys = ("sent_pkts", "rcvd_pkts", "rdma_sends", "rdma_recvs", "ctxt")
-            out.append(("%s %s" % (impl, algo),
-                        {k: int(v) / ops for k, v in zip(keys, w[2:])}))
+    for w in node0_words(d, "wire.txt"):
+        if len(w) != 7 or ":" not in w[0]:
+            continue
+        impl, algo = w[0].split(":", 1)
+        if impl == "gloo":
+            algo = GLOO.get(algo, ("", algo))[1]
+        ops = int(w[1])
+        keys = ("sent_pkts", "rcvd_pkts", "rdma_sends", "rdma_recvs", "ctxt")
+        out.append(("%s %s" % (impl, algo),
+                    {k: int(v) / ops for k, v in zip(keys, w[2:])}))
     return out
 
 
@@ -276,21 +281,16 @@ def read_gloo(d, n, gloo_wrong):
 def steps_time(d, n):
     """{step kind: seconds} on node0's clock (host time, seconds)."""
     out = {}
-    f = os.path.join(d, "node0", "steps.log")
-    if not os.path.exists(f):
-        return out
-    with open(f) as fh:
-        for line in fh:
-            w = line.split()
-            if len(w) < 3:
-                continue
-            kind = w[0].split(":")[0]
-            if w[0].startswith("collx:allreduce:auto:async"):
-                kind = "cpu"
-            try:
-                out[kind] = out.get(kind, 0.0) + float(w[2]) - float(w[1])
-            except ValueError:
-                pass
+    for w in node0_words(d, "steps.log"):
+        if len(w) < 3:
+            continue
+        kind = w[0].split(":")[0]
+        if w[0].startswith("collx:allreduce:auto:async"):
+            kind = "cpu"
+        try:
+            out[kind] = out.get(kind, 0.0) + float(w[2]) - float(w[1])
+        except ValueError:
+            pass
     return out
 
 
