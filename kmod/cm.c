@@ -206,17 +206,19 @@ static int collx_cm_request(struct rdma_cm_id *cm_id,
 			       peer->params->rank, peer->peer_nonce,
 			       peer->nonce, rep.proof);
 	if (!ret) {
+		/* Before the REP: the rank's READY may follow it at once. */
+		peer->attempts++;
+		collx_peer_set_state(peer, COLLX_PEER_HANDSHAKE, 0);
 		param.private_data = &rep;
 		param.private_data_len = sizeof(rep);
 		ret = rdma_accept(cm_id, &param);
 	}
 	if (ret) {
 		collx_peer_release_rdma(peer);
+		collx_peer_set_state(peer, COLLX_PEER_IDLE, 0);
 		goto out_clear;
 	}
 	peer->cm_id = cm_id;
-	peer->attempts++;
-	collx_peer_set_state(peer, COLLX_PEER_HANDSHAKE, 0);
 	goto out_unlock;
 
 out_clear:
@@ -238,8 +240,9 @@ static void collx_cm_retry_later(struct collx_peer *peer, int err)
 	/* Remember why, in case the deadline passes before the next try. */
 	peer->err = err;
 	collx_peer_set_state(peer, COLLX_PEER_CONNECTING, 0);
-	queue_delayed_work(collx_wq, &peer->retry_work,
-			   msecs_to_jiffies(COLLX_RETRY_MS));
+	/* Sooner than the attempt's watchdog (collx_cm_connect()). */
+	mod_delayed_work(collx_wq, &peer->retry_work,
+			 msecs_to_jiffies(COLLX_RETRY_MS));
 }
 
 /* Active side, connected: check the acceptor's proof, then say READY. */
@@ -301,7 +304,8 @@ void collx_cm_peer_ready(struct collx_peer *peer, const u8 *proof)
 			      proof)) {
 		pr_warn_ratelimited("comm %u: a connection claiming rank %u did not prove the comm's secret; dropped\n",
 				    peer->params->log_id, peer->rank);
-		queue_delayed_work(collx_wq, &peer->retry_work, 0);
+		/* Now, not when the attempt's watchdog would. */
+		mod_delayed_work(collx_wq, &peer->retry_work, 0);
 		return;
 	}
 	if (collx_peer_post_reg(peer) || collx_peer_send_ready(peer, NULL)) {
@@ -383,6 +387,7 @@ static int collx_cm_passive_event(struct collx_peer *peer,
 	case RDMA_CM_EVENT_ESTABLISHED:
 		collx_peer_handshake(peer, true, false);
 		return 0;
+	case RDMA_CM_EVENT_REJECTED:	/* the rank gave up on this attempt */
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		if (peer->state == COLLX_PEER_READY)
@@ -488,8 +493,15 @@ int collx_cm_connect(struct collx_peer *peer)
 	if (ret) {
 		peer->cm_id = NULL;
 		rdma_destroy_id(cm_id);
+		return ret;
 	}
-	return ret;
+	/*
+	 * The attempt's watchdog: rdma_cm retries a lost REQ or REP only
+	 * after seconds, and nothing at all retries a lost READY.
+	 */
+	mod_delayed_work(collx_wq, &peer->retry_work,
+			 msecs_to_jiffies(COLLX_HANDSHAKE_MS));
+	return 0;
 }
 
 /**
@@ -525,8 +537,12 @@ void collx_cm_want(struct collx_peer *peer)
  * collx_cm_retry_work() - try a connection we make again; drop a stale one
  * @work: the peer's retry_work
  *
- * On an accepted connection it only drops the attempt it holds (stale, or
- * failed its proof), so the rank's next request can be accepted.
+ * On a connection we make it runs COLLX_RETRY_MS after a failed attempt,
+ * or COLLX_HANDSHAKE_MS after the start of one that is still not ready:
+ * either way that attempt goes, and a new one starts unless the deadline
+ * has passed.  On an accepted connection it only drops the attempt it
+ * holds (stale, or failed its proof), so the rank's next request can be
+ * accepted.
  *
  * Context: collx_wq.
  */
@@ -562,7 +578,11 @@ void collx_cm_retry_work(struct work_struct *work)
 		rdma_destroy_id(old);
 
 	mutex_lock(&peer->mutex);
-	if (!peer->closing) {
+	if (peer->closing) {
+		/* Released meanwhile. */
+	} else if (time_after(jiffies, peer->deadline)) {
+		collx_peer_set_state(peer, COLLX_PEER_FAILED, -ETIMEDOUT);
+	} else {
 		ret = collx_cm_connect(peer);
 		if (ret)
 			collx_cm_retry_later(peer, ret);
