@@ -40,6 +40,10 @@ struct collx_listener {
 };
 
 static LIST_HEAD(collx_listeners);
+/* Listeners whose last use went, for collx_cm_reap() to destroy. */
+static LIST_HEAD(collx_listeners_dead);
+static void collx_cm_reap(struct work_struct *work);
+static DECLARE_WORK(collx_cm_reap_work, collx_cm_reap);
 static LIST_HEAD(collx_cm_registry);
 /* Protects collx_listeners and collx_cm_registry. */
 static DEFINE_MUTEX(collx_cm_lock);
@@ -608,6 +612,8 @@ int collx_cm_listen_get(struct net *net)
 	struct rdma_cm_id *cm_id;
 	int ret;
 
+	/* A listener on its way out still holds the port. */
+	collx_cm_listen_flush();
 	mutex_lock(&collx_cm_lock);
 	list_for_each_entry(l, &collx_listeners, list) {
 		if (net_eq(l->net, net)) {
@@ -655,27 +661,52 @@ out_free:
  * collx_cm_listen_put() - drop a use of a namespace's listener
  * @net: the namespace
  *
- * Context: process context; not from an rdma_cm handler.
+ * The last use hands the listener to collx_wq to destroy: the last use
+ * of a comm can go in the listener's own handler (collx_cm_request()),
+ * and destroying an id there would wait for that very handler.
+ *
+ * Context: process context, including an rdma_cm handler.
  */
 void collx_cm_listen_put(struct net *net)
 {
-	struct collx_listener *l, *found = NULL;
+	struct collx_listener *l;
 
 	mutex_lock(&collx_cm_lock);
 	list_for_each_entry(l, &collx_listeners, list) {
 		if (net_eq(l->net, net)) {
 			if (!--l->refs) {
-				list_del(&l->list);
-				found = l;
+				list_move_tail(&l->list, &collx_listeners_dead);
+				queue_work(collx_wq, &collx_cm_reap_work);
 			}
 			break;
 		}
 	}
 	mutex_unlock(&collx_cm_lock);
-	if (!found)
-		return;
+}
+
+static void collx_cm_reap(struct work_struct *work)
+{
+	struct collx_listener *l, *tmp;
+	LIST_HEAD(dead);
+
+	mutex_lock(&collx_cm_lock);
+	list_splice_init(&collx_listeners_dead, &dead);
+	mutex_unlock(&collx_cm_lock);
 	/* Outside the lock: destroying waits for a running handler. */
-	rdma_destroy_id(found->cm_id);
-	put_net(found->net);
-	kfree(found);
+	list_for_each_entry_safe(l, tmp, &dead, list) {
+		rdma_destroy_id(l->cm_id);
+		put_net(l->net);
+		kfree(l);
+	}
+}
+
+/**
+ * collx_cm_listen_flush() - wait until the listeners that lost their last
+ * use are destroyed
+ *
+ * Context: process context, not an rdma_cm handler, no collx lock held.
+ */
+void collx_cm_listen_flush(void)
+{
+	flush_work(&collx_cm_reap_work);
 }
