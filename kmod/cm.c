@@ -478,6 +478,7 @@ int collx_cm_connect(struct collx_peer *peer)
 	const struct collx_conn_params *p = peer->params;
 	struct sockaddr_in src;
 	struct rdma_cm_id *cm_id;
+	unsigned long wait;
 	int ret;
 
 	cm_id = rdma_create_id(p->net, collx_cm_handler, peer, RDMA_PS_TCP,
@@ -503,8 +504,11 @@ int collx_cm_connect(struct collx_peer *peer)
 	 * The attempt's watchdog: rdma_cm retries a lost REQ or REP only
 	 * after seconds, and nothing at all retries a lost READY.
 	 */
-	mod_delayed_work(collx_wq, &peer->retry_work,
-			 msecs_to_jiffies(COLLX_HANDSHAKE_MS));
+	wait = msecs_to_jiffies(COLLX_HANDSHAKE_MS <<
+				min_t(u32, peer->stalls,
+				      COLLX_HANDSHAKE_DOUBLINGS));
+	peer->attempt_end = jiffies + wait;
+	mod_delayed_work(collx_wq, &peer->retry_work, wait);
 	return 0;
 }
 
@@ -564,6 +568,16 @@ void collx_cm_retry_work(struct work_struct *work)
 		return;
 	}
 	old = peer->cm_id;
+	if (old && peer->active && !time_before(jiffies, peer->attempt_end)) {
+		/* The watchdog: the next attempt gets longer. */
+		peer->stalls++;
+		pr_info_ratelimited("comm %u: the connection to rank %u was not ready after %u ms (%s); trying again\n",
+				    peer->params->log_id, peer->rank,
+				    COLLX_HANDSHAKE_MS <<
+				    min_t(u32, peer->stalls - 1,
+					  COLLX_HANDSHAKE_DOUBLINGS),
+				    collx_peer_state_name(peer->state));
+	}
 	if (old && peer->qp)
 		rdma_disconnect(old);
 	collx_peer_release_rdma(peer);
