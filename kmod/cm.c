@@ -255,6 +255,7 @@ static void collx_cm_established(struct collx_peer *peer,
 {
 	const struct collx_wire_rep *rep = ev->param.conn.private_data;
 	u8 proof[COLLX_WIRE_PROOF];
+	unsigned long wait;
 	int ret;
 
 	if (ev->param.conn.private_data_len < sizeof(*rep) ||
@@ -281,6 +282,15 @@ static void collx_cm_established(struct collx_peer *peer,
 		collx_peer_set_state(peer, COLLX_PEER_FAILED, -ECONNRESET);
 		return;
 	}
+	/*
+	 * The attempt's watchdog: nothing retries a lost READY (rdma_cm
+	 * retries a lost REQ or REP itself, so the watchdog starts here).
+	 */
+	wait = msecs_to_jiffies(COLLX_HANDSHAKE_MS <<
+				min_t(u32, peer->stalls,
+				      COLLX_HANDSHAKE_DOUBLINGS));
+	peer->attempt_end = jiffies + wait;
+	mod_delayed_work(collx_wq, &peer->retry_work, wait);
 	/* The acceptor's READY may already be in: either completes it. */
 	collx_peer_handshake(peer, true, false);
 }
@@ -478,7 +488,6 @@ int collx_cm_connect(struct collx_peer *peer)
 	const struct collx_conn_params *p = peer->params;
 	struct sockaddr_in src;
 	struct rdma_cm_id *cm_id;
-	unsigned long wait;
 	int ret;
 
 	cm_id = rdma_create_id(p->net, collx_cm_handler, peer, RDMA_PS_TCP,
@@ -491,6 +500,7 @@ int collx_cm_connect(struct collx_peer *peer)
 	src.sin_port = 0;
 	peer->cm_id = cm_id;
 	peer->attempts++;
+	peer->attempt_end = 0;	/* no watchdog until it is established */
 	collx_peer_set_state(peer, COLLX_PEER_CONNECTING, 0);
 	ret = rdma_resolve_addr(cm_id, (struct sockaddr *)&src,
 				(struct sockaddr *)&p->addrs[peer->rank],
@@ -500,15 +510,6 @@ int collx_cm_connect(struct collx_peer *peer)
 		rdma_destroy_id(cm_id);
 		return ret;
 	}
-	/*
-	 * The attempt's watchdog: rdma_cm retries a lost REQ or REP only
-	 * after seconds, and nothing at all retries a lost READY.
-	 */
-	wait = msecs_to_jiffies(COLLX_HANDSHAKE_MS <<
-				min_t(u32, peer->stalls,
-				      COLLX_HANDSHAKE_DOUBLINGS));
-	peer->attempt_end = jiffies + wait;
-	mod_delayed_work(collx_wq, &peer->retry_work, wait);
 	return 0;
 }
 
@@ -546,11 +547,11 @@ void collx_cm_want(struct collx_peer *peer)
  * @work: the peer's retry_work
  *
  * On a connection we make it runs COLLX_RETRY_MS after a failed attempt,
- * or COLLX_HANDSHAKE_MS after the start of one that is still not ready:
- * either way that attempt goes, and a new one starts unless the deadline
- * has passed.  On an accepted connection it only drops the attempt it
- * holds (stale, or failed its proof), so the rank's next request can be
- * accepted.
+ * or COLLX_HANDSHAKE_MS (doubled per drop) after one was established and
+ * is still not ready: either way that attempt goes, and a new one starts
+ * unless the deadline has passed.  On an accepted connection it only
+ * drops the attempt it holds (stale, or failed its proof), so the rank's
+ * next request can be accepted.
  *
  * Context: collx_wq.
  */
@@ -568,7 +569,8 @@ void collx_cm_retry_work(struct work_struct *work)
 		return;
 	}
 	old = peer->cm_id;
-	if (old && peer->active && !time_before(jiffies, peer->attempt_end)) {
+	if (old && peer->active && peer->attempt_end &&
+	    !time_before(jiffies, peer->attempt_end)) {
 		/* The watchdog: the next attempt gets longer. */
 		peer->stalls++;
 		pr_info_ratelimited("comm %u: the connection to rank %u was not ready after %u ms (%s); trying again\n",

@@ -335,7 +335,7 @@ struct collx_conn_params {
  *	handshake
  * @attempts: connection attempts made
  * @stalls: (active) attempts the handshake watchdog dropped
- * @attempt_end: (active) jiffies when this attempt's watchdog fires
+ * @attempt_end: (active) jiffies when this attempt's watchdog fires (0: none)
  * @deadline: jiffies by which connecting gives up
  * @lock: protects what CQ and CM handlers update
  * @mutex: serialises the rdma_cm handlers with setup and release

@@ -59,7 +59,8 @@ static inline u32 collx_staging_bytes(void)
 /* Pause before trying a refused or failed connection again. */
 #define COLLX_RETRY_MS		100
 /*
- * A handshake that has not finished after this is dropped and made again;
+ * A handshake established but not finished after this (a lost READY) is
+ * dropped and made again;
  * each drop doubles the next attempt's allowance, up to 8 times this, so
  * a slow node (a debug kernel, a loaded host) still gets through.
  */
