@@ -72,7 +72,6 @@ static int __init collx_init(void)
 
 out_cm_stop:
 	collx_cm_listen_put(&init_net);
-	collx_cm_listen_flush();
 out_device_exit:
 	collx_device_exit();
 out_debugfs:
@@ -86,7 +85,6 @@ static void __exit collx_exit(void)
 {
 	collx_chardev_exit();
 	collx_cm_listen_put(&init_net);
-	collx_cm_listen_flush();
 	collx_device_exit();
 	collx_dmabuf_exit();
 	collx_debugfs_exit();
