@@ -186,6 +186,7 @@ lab_cases() {
 	fi
 	out=$SRC/.build/lab/check-$k
 	tests/lab/lab.sh -k "$k" -n "${COLLX_LAB_NODES:-4}" -t "${COLLX_LAB_BUDGET:-2700}" -q -o "$out" \
+		-e "COLLX_LAB_SHARE=${LAB_SHARE:-0/1}" \
 		-- tests/lab/run-cases.sh "$@" >"$LOGS/lab-$k.log" 2>&1
 	rc=$?
 	if [ "$rc" = 0 ]; then
@@ -203,6 +204,7 @@ lab_cases() {
 			line=$(grep -E "^(ok|not ok) [0-9]+ - $case( |$)" "$node/cases.tap" 2>/dev/null)
 			case $line in
 			"not ok"*) verdict=fail why="$why $(basename "$node"):${line#*# }" ;;
+			*"# SKIP lab-once"*) [ "$verdict" != skip ] || verdict=once ;;
 			*"# SKIP"*) ;;
 			ok*) [ "$verdict" = fail ] || verdict=pass ;;
 			*) verdict=fail why="$why $(basename "$node"):not run" ;;
@@ -211,6 +213,7 @@ lab_cases() {
 		case $verdict in
 		pass) echo "ok - lab $k: $case" ;;
 		skip) echo "ok - lab $k: $case # SKIP on every node" ;;
+		once) echo "ok - lab $k: $case # SKIP lab-once: in another kernel's lab" ;;
 		fail)
 			echo "# see ${out#"$SRC"/}/node*/cases/$case.log"
 			echo "not ok - lab $k: $case:$why" ;;
@@ -219,9 +222,13 @@ lab_cases() {
 	[ "$#" != 0 ] || lab_timeline "$k" "$out"
 }
 
+# Each kernel's lab runs its share of the lab-once cases (run-cases.sh).
 stage_lab() {
-	local k krel
+	local k krel i=0 nk LAB_SHARE
+	nk=$(echo "$KERNELS" | wc -w)
 	for k in $KERNELS; do
+		LAB_SHARE=$i/$nk
+		i=$((i + 1))
 		krel=$(resolve_krel "$k")
 		if [ -z "$krel" ]; then
 			echo "not ok - lab $k: kernel not installed"

@@ -2,6 +2,7 @@
 # collective (every root for broadcast and reduce, -r -1), the table ends
 # "0 OK", and -J writes nccl-tests' JSON (one row per size, checked with
 # Python's json); bad numbers are refused before any rank starts.
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4

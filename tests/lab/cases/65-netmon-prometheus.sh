@@ -5,6 +5,7 @@
 # HTTP query API (PromQL) against netmon's own final JSON, every query of
 # the Grafana dashboard must evaluate, and promtool must accept /metrics.
 # lab-timeout: 300
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/netmon/lab-lib.sh"
 nm_require

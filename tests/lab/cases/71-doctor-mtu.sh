@@ -1,6 +1,7 @@
 # collx-doctor with an MTU of 1500 on node0's eth0: rxe's active MTU drops
 # to 1024 and the doctor says so, with what to do; --compare names the node
 # whose MTU differs.  The MTU is restored after (70 saw the doctor's ok).
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 DOCTOR=$COLLX_SRC/user/doctor/collx-doctor
 OUT=$COLLX_NODE_DIR/doctor

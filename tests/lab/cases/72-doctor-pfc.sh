@@ -3,6 +3,7 @@
 # made-up fail), agreeing with what dcbnl answers (EOPNOTSUPP) and what
 # iproute2's dcb prints.  The ok/warn/fail judgement for a NIC with DCB is
 # tested on the host (user/doctor/test_doctor.py).
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 DOCTOR=$COLLX_SRC/user/doctor/collx-doctor
 OUT=$COLLX_NODE_DIR/doctor

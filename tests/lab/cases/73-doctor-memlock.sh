@@ -1,6 +1,7 @@
 # collx-doctor on RLIMIT_MEMLOCK, as an unprivileged user (root has
 # CAP_IPC_LOCK, which lifts the limit): 64 KiB fails, 128 MiB warns,
 # unlimited is ok; the exit status follows.
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 DOCTOR=$COLLX_SRC/user/doctor/collx-doctor
 OUT=$COLLX_NODE_DIR/doctor

@@ -2,6 +2,7 @@
 # reloads collx with slot_kib=128; --gather on every node and --compare on
 # node0 name that node and the parameter, and a collective through the
 # doctor fails instead of passing.  The module is reloaded as it was after.
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 DOCTOR=$COLLX_SRC/user/doctor/collx-doctor
 OUT=$COLLX_NODE_DIR/doctor

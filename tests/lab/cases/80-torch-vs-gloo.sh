@@ -11,6 +11,7 @@
 # an idle host, over two minutes with 4 nodes and another lab on 2 host
 # cores); the checks themselves take 30 to 70 s.
 # lab-timeout: 420
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 . "$COLLX_SRC/user/torch/tests/lab.inc"

@@ -14,6 +14,7 @@
 # the 30 steps take about 80 s (about a second per step per backend).
 # 380 s in all on such a loaded host.
 # lab-timeout: 600
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 . "$COLLX_SRC/user/torch/tests/lab.inc"

@@ -14,6 +14,7 @@
 # bit flipped in rank 0's archived tag 1 data, which its incremental tag 2
 # references (EBADMSG on rank 0 naming the chunk, EREMOTEIO on the others).
 # lab-timeout: 150
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 . "$COLLX_SRC/user/ckpt/tests/lab-ckpt.sh"
