@@ -3,5 +3,5 @@
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4
 collx_port 29614
-lab_run timeout -k 5 200 "$LABPROG" twocomm
+lab_run lab_timeout 200 "$LABPROG" twocomm
 collx_no_leak

@@ -7,9 +7,9 @@ collx_port 29615
 node=$COLLX_RANK
 export COLLX_NRANKS=8
 out=$COLLX_NODE_DIR/cases/15-proc
-COLLX_RANK=$((2 * node)) timeout -k 5 240 "$BENCH" -d all -o sum --counts 1,13,4099 -n 0 -w 0 -c 1 -R 1 >"$out.0" 2>&1 &
+COLLX_RANK=$((2 * node)) lab_timeout 240 "$BENCH" -d all -o sum --counts 1,13,4099 -n 0 -w 0 -c 1 -R 1 >"$out.0" 2>&1 &
 p0=$!
-COLLX_RANK=$((2 * node + 1)) timeout -k 5 240 "$BENCH" -d all -o sum --counts 1,13,4099 -n 0 -w 0 -c 1 -R 0 >"$out.1" 2>&1 &
+COLLX_RANK=$((2 * node + 1)) lab_timeout 240 "$BENCH" -d all -o sum --counts 1,13,4099 -n 0 -w 0 -c 1 -R 0 >"$out.1" 2>&1 &
 p1=$!
 wait $p0; r0=$?
 wait $p1; r1=$?

@@ -8,8 +8,8 @@
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4
 collx_port 29616
-lab_run timeout -k 5 200 "$LABPROG" async
-out=$(lab_run timeout -k 5 120 "$BENCH" -b 1M -e 1M -n 5 -w 1 -c 1 -R 1 --cpu) ||
+lab_run lab_timeout 200 "$LABPROG" async
+out=$(lab_run lab_timeout 120 "$BENCH" -b 1M -e 1M -n 5 -w 1 -c 1 -R 1 --cpu) ||
 	lab_fail "collx-bench --cpu failed"
 printf '%s\n' "$out"
 if [ "$COLLX_RANK" = 0 ]; then
@@ -19,5 +19,5 @@ if [ "$COLLX_RANK" = 0 ]; then
 fi
 collx_need_abi11
 collx_port 29626
-lab_run timeout -k 5 200 "$LABPROG" inflight
+lab_run lab_timeout 200 "$LABPROG" inflight
 collx_no_leak

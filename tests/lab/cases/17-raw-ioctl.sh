@@ -10,15 +10,15 @@
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_need_abi11
-lab_run timeout -k 5 200 "$COLLX_SRC/tests/progs/ring_smoke" 4 0x1704
+lab_run lab_timeout 200 "$COLLX_SRC/tests/progs/ring_smoke" 4 0x1704
 collx_no_leak
 lab_barrier raw-3 120 || lab_fail "barrier"
 if [ "$COLLX_RANK" -lt 3 ]; then
-	lab_run timeout -k 5 200 "$COLLX_SRC/tests/progs/ring_smoke" 3 0x1703
+	lab_run lab_timeout 200 "$COLLX_SRC/tests/progs/ring_smoke" 3 0x1703
 fi
 collx_no_leak
 lab_barrier raw-secret 120 || lab_fail "barrier"
 if [ "$COLLX_RANK" -lt 3 ]; then
-	lab_run timeout -k 5 60 "$COLLX_SRC/tests/progs/ring_smoke" 3 0x1713 badsecret 2
+	lab_run lab_timeout 60 "$COLLX_SRC/tests/progs/ring_smoke" 3 0x1713 badsecret 2
 fi
 collx_no_leak

@@ -6,6 +6,6 @@
 collx_nodes 4
 for i in 1 2 3; do
 	collx_port $((29690 + i))
-	lab_run timeout -k 5 60 "$LABPROG" init
+	lab_run lab_timeout 60 "$LABPROG" init
 done
 collx_no_leak

@@ -17,7 +17,7 @@ collx_matrix \
 	barrier:all:int8:-:0:-:oop:unreg
 collx_port $((29674 + COLLX_RANK))
 for p in all_reduce_perf all_gather_perf broadcast_perf reduce_perf reduce_scatter_perf alltoall_perf sendrecv_perf; do
-	out=$(lab_run timeout -k 5 60 "$TOOLS/$p" -b 8 -e 4K -f 8 -n 2 -w 1 -c 1) ||
+	out=$(lab_run lab_timeout 60 "$TOOLS/$p" -b 8 -e 4K -f 8 -n 2 -w 1 -c 1) ||
 		lab_fail "$p on 1 rank failed"
 	printf '%s\n' "$out" | grep -q '^# Out of bounds values : 0 OK$' || lab_fail "$p on 1 rank: no '0 OK' footer"
 done

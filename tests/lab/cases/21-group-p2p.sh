@@ -9,5 +9,5 @@
 collx_nodes 4
 collx_port 29621
 collx_need_abi11
-lab_run timeout -k 5 120 "$LABPROG" ringp2p 1048576 4000
+lab_run lab_timeout 120 "$LABPROG" ringp2p 1048576 4000
 collx_no_leak 30

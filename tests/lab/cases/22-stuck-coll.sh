@@ -8,5 +8,5 @@
 collx_nodes 4
 collx_port 29622
 collx_need_abi11
-lab_run timeout -k 5 120 "$LABPROG" stuck 2
+lab_run lab_timeout 120 "$LABPROG" stuck 2
 collx_no_leak 30

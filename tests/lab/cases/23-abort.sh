@@ -7,5 +7,5 @@
 collx_nodes 4
 collx_port 29624
 collx_need_abi11
-lab_run timeout -k 5 120 "$LABPROG" abort 1
+lab_run lab_timeout 120 "$LABPROG" abort 1
 collx_no_leak 30

@@ -9,7 +9,7 @@ collx_port 29625
 collx_need_abi11
 [ -e /dev/udmabuf ] || lab_skip "no /dev/udmabuf on $(uname -r)"
 for t in all_reduce_perf all_gather_perf; do
-	out=$(COLLX_DEBUG=INFO COLLX_DEBUG_SUBSYS=COLL lab_run timeout -k 5 120 \
+	out=$(COLLX_DEBUG=INFO COLLX_DEBUG_SUBSYS=COLL lab_run lab_timeout 120 \
 		"$TOOLS/$t" -G 1 -b 4K -e 256K -f 8 -n 2 -w 1 -c 1) || lab_fail "$t -G 1 failed"
 	printf '%s\n' "$out" | grep -v ' COLLX INFO ' | grep -v '^#  Rank'
 	if [ "$COLLX_RANK" = 0 ]; then

@@ -13,7 +13,7 @@ collx_need_abi11
 for p in all_reduce_perf all_gather_perf broadcast_perf reduce_perf reduce_scatter_perf alltoall_perf sendrecv_perf; do
 	json=$COLLX_NODE_DIR/cases/25-$p.json
 	rm -f "$json"
-	out=$(lab_run timeout -k 5 90 "$TOOLS/$p" -b 8 -e 32K -f 4096 -n 2 -w 1 -c 1 -R 1 -r -1 -J "$json") ||
+	out=$(lab_run lab_timeout 90 "$TOOLS/$p" -b 8 -e 32K -f 4096 -n 2 -w 1 -c 1 -R 1 -r -1 -J "$json") ||
 		lab_fail "$p failed"
 	printf '%s\n' "$out"
 	[ "$COLLX_RANK" = 0 ] || continue

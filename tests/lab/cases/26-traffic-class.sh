@@ -12,7 +12,7 @@ collx_need_abi11
 CAP=$COLLX_NODE_DIR/tos.json
 STOP=$COLLX_NODE_DIR/tos.stop
 rm -f "$CAP" "$CAP.ready" "$STOP"
-timeout -k 5 150 python3 "$COLLX_SRC/tests/lab/roce-tos.py" eth0 "$CAP" "$STOP" 140 &
+lab_timeout 150 python3 "$COLLX_SRC/tests/lab/roce-tos.py" eth0 "$CAP" "$STOP" 140 &
 sniffer=$!
 n=0
 until [ -e "$CAP.ready" ]; do
@@ -24,7 +24,7 @@ lab_barrier tos-capturing 90
 
 # One comm per class, at once.
 bench() {
-	COLLX_IB_TC=$1 COLLX_MASTER_PORT=$2 timeout -k 5 150 "$BENCH" \
+	COLLX_IB_TC=$1 COLLX_MASTER_PORT=$2 lab_timeout 150 "$BENCH" \
 		-t allreduce -b 256K -e 256K -n 20 -w 1 -R 1 -c 1 \
 		>"$COLLX_NODE_DIR/tos-$1.out" 2>&1
 }

@@ -9,7 +9,7 @@ if [ "$COLLX_RANK" = 3 ]; then
 	echo "rank 3 stays away from the rendezvous"
 	sleep 12
 else
-	out=$(COLLX_BOOTSTRAP_TIMEOUT=6 timeout -k 5 40 "$LABPROG" init 2>&1)
+	out=$(COLLX_BOOTSTRAP_TIMEOUT=6 lab_timeout 40 "$LABPROG" init 2>&1)
 	rc=$?
 	echo "$out"
 	[ "$rc" = 2 ] || lab_fail "init without rank 3 exited $rc, want 2 (failed)"
@@ -18,7 +18,7 @@ else
 fi
 lab_barrier never-joins-kernel 60 || lab_fail "barrier"
 addrs="$(lab_addr 0) $(lab_addr 1) $(lab_addr 2) $(lab_addr 3)"
-out=$(timeout -k 5 60 "$LABPROG" rawcreate 3 4000 $addrs 2>&1)
+out=$(lab_timeout 60 "$LABPROG" rawcreate 3 4000 $addrs 2>&1)
 echo "$out"
 case $COLLX_RANK in
 0 | 2)	# rank 3's ring neighbours

@@ -5,5 +5,5 @@
 collx_nodes 4
 collx_port 29631
 export COLLX_TIMEOUT_MS=20000
-lab_run timeout -k 5 200 "$LABPROG" destroy
+lab_run lab_timeout 200 "$LABPROG" destroy
 collx_no_leak

@@ -21,7 +21,7 @@ fault_baseline
 READY=$COLLX_LAB_DIR/barrier/stall-ready-$COLLX_RANK
 OUT=stall.$$
 rm -f "$READY"
-timeout -k 5 90 "$LABPROG" stall "$STUCK" "$READY" >"$OUT" 2>&1 &
+lab_timeout 90 "$LABPROG" stall "$STUCK" "$READY" >"$OUT" 2>&1 &
 pid=$!
 state=
 if [ "$COLLX_RANK" != "$STUCK" ]; then

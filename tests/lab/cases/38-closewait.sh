@@ -17,7 +17,7 @@ if [ "$COLLX_RANK" = 0 ]; then
 	od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$FAULT_DIR/secret"
 fi
 lab_barrier closewait-secret 60 || lab_fail "barrier"
-out=$(timeout -k 5 60 "$PROG" "$COLLX_RANK" "$TIMEOUT_MS" "$(cat "$FAULT_DIR/secret")" \
+out=$(lab_timeout 60 "$PROG" "$COLLX_RANK" "$TIMEOUT_MS" "$(cat "$FAULT_DIR/secret")" \
 	"$(lab_addr 0)" "$(lab_addr 1)" 2>&1)
 rc=$?
 printf '%s\n' "$out"

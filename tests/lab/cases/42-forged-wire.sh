@@ -12,5 +12,5 @@
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 FORGE=$COLLX_SRC/tests/fuzz/collx_forge
 [ -x "$FORGE" ] || lab_fail "tests/fuzz is not built (make -C tests/fuzz)"
-lab_run timeout -k 5 240 "$FORGE" "${COLLX_NODE_ADDR:-}"
+lab_run lab_timeout 240 "$FORGE" "${COLLX_NODE_ADDR:-}"
 collx_no_leak 30

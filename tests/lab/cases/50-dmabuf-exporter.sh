@@ -8,4 +8,4 @@
 . "$COLLX_SRC/tests/dmabuf/dmabuf-lab.inc"
 texp_load
 [ "$COLLX_RANK" = 0 ] || lab_skip "the exporter's self-test runs on node0; node$COLLX_RANK only loaded it"
-lab_run timeout -k 5 100 "$COLLX_SRC/tests/dmabuf/selftest"
+lab_run lab_timeout 100 "$COLLX_SRC/tests/dmabuf/selftest"

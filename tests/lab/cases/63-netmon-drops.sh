@@ -59,7 +59,7 @@ clockdir=$COLLX_LAB_DIR/63-clock${COLLX_CASE_RUN:+-$COLLX_CASE_RUN}
 mkdir -p "$clockdir"
 bwrc=0
 if [ "$role" = server ]; then
-	timeout 120 $bw >"$NM_DIR/bw.log" 2>&1 &
+	lab_timeout 120 $bw >"$NM_DIR/bw.log" 2>&1 &
 	bwpid=$!
 	sleep 1
 	lab_barrier nm-drop-b 120 || lab_fail barrier
@@ -67,7 +67,7 @@ if [ "$role" = server ]; then
 else
 	lab_barrier nm-drop-b 120 || lab_fail barrier
 	sleep 0.5
-	timeout 120 $bw "$(lab_addr "$peer")" >"$NM_DIR/bw.log" 2>&1 || bwrc=$?
+	lab_timeout 120 $bw "$(lab_addr "$peer")" >"$NM_DIR/bw.log" 2>&1 || bwrc=$?
 	if [ "$bwrc" != 0 ] && grep -q "Can't produce a report" "$NM_DIR/bw.log"; then
 		: >"$clockdir/$COLLX_RANK"
 	fi

@@ -15,7 +15,7 @@ fi
 ip maddr add 01:80:c2:00:00:01 dev eth0 2>/dev/null
 nm_start coll -I eth0 -i 1
 lab_barrier nm-coll 120 || lab_fail barrier
-timeout 120 "$BENCH" -b 256K -e 256K -n 20 -w 2 >"$NM_DIR/bench.log" 2>&1 &
+lab_timeout 120 "$BENCH" -b 256K -e 256K -n 20 -w 2 >"$NM_DIR/bench.log" 2>&1 &
 bpid=$!
 sleep 2
 # 30 pauses of 0xffff quanta on priority 3, spaced 20 ms, while ops run

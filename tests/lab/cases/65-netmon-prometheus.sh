@@ -74,7 +74,7 @@ if [ "$COLLX_RANK" = 0 ]; then
 	echo "prometheus up after $((n / 2)) s, scraping $EXPORTER"
 fi
 lab_barrier prom-up 180 || lab_fail barrier
-timeout 150 "$BENCH" -b 256K -e 256K -n 60 -w 2 >"$NM_DIR/prom-bench.log" 2>&1 &
+lab_timeout 150 "$BENCH" -b 256K -e 256K -n 60 -w 2 >"$NM_DIR/prom-bench.log" 2>&1 &
 bpid=$!
 if [ "$COLLX_RANK" = 0 ]; then
 	sleep 1

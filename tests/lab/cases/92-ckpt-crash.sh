@@ -16,7 +16,7 @@ ckpt_cleanup
 B=8388608
 ckpt_run 29920 --bytes $B save:1:11
 if [ "$COLLX_RANK" = $((CKPT_N - 1)) ]; then
-	COLLX_MASTER_PORT=29921 timeout -k 5 60 "$CKPT_LAB" --bytes $B die:2:22 >die.$$ 2>&1
+	COLLX_MASTER_PORT=29921 lab_timeout 60 "$CKPT_LAB" --bytes $B die:2:22 >die.$$ 2>&1
 	rc=$?
 	cat die.$$
 	rm -f die.$$
