@@ -17,7 +17,8 @@ lab_skip() {
 # times as long there), else 1; COLLX_LAB_SLOWDOWN=N (lab.sh -e, or
 # tests/check.sh's environment) says N instead, for a slower host (on
 # 2026-12-07's, 17-raw-ioctl's 3-rank ring took over 200 s on the debug
-# kernel, 10 s on 6.1).  Time bounds set for Debian's kernels multiply by it.
+# kernel; the whole case takes 20 s on 6.1).  Time bounds set for
+# Debian's kernels multiply by it.
 lab_slowdown() {
 	case ${COLLX_LAB_SLOWDOWN:-} in
 	[1-9] | [1-9][0-9]) echo "$COLLX_LAB_SLOWDOWN"; return ;;
