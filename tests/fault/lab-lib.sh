@@ -82,14 +82,12 @@ fault_baseline() {
 # The load: `collx_lab loop` (allreduces of 1 MiB until one fails), each
 # output line stamped with this node's time; bounded by $1 seconds.
 fault_loop_start() {
-	local bound=${1:-90}
 	# On the debug kernel the first allreduces alone took 45 s of
-	# 32-kill-midop's 60.
-	bound=$((bound * $(lab_slowdown)))
+	# 32-kill-midop's 60: lab_timeout scales the bound.
 	FAULT_LOOP=$COLLX_NODE_DIR/$FAULT_CASE.loop
 	rm -f "$FAULT_DIR/ready-$COLLX_RANK"
 	(
-		timeout -k 5 "$bound" "$LABPROG" loop "$FAULT_DIR/ready-$COLLX_RANK" 2>&1
+		lab_timeout "${1:-90}" "$LABPROG" loop "$FAULT_DIR/ready-$COLLX_RANK" 2>&1
 		echo "exit $?"
 	) | lab_stamp >"$FAULT_LOOP" &
 	FAULT_PID=$!
