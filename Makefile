@@ -19,8 +19,9 @@ ifeq ($(wildcard $(KDIR)/Makefile),)
 endif
 
 # The module is built in a per-kernel copy of the sources, so builds for
-# several kernels live side by side: build/<KVER>/kmod/collx.ko.
-BUILD := $(CURDIR)/build
+# several kernels live side by side: build/<KVER>/kmod/collx.ko
+# (COLLX_BUILD=DIR: DIR/<KVER>/kmod/collx.ko, as make check's lint uses).
+BUILD := $(or $(COLLX_BUILD),$(CURDIR)/build)
 MODDIR := $(BUILD)/$(KVER)
 MODULE := $(MODDIR)/kmod/collx.ko
 KBUILD_FLAGS := W=1 KCFLAGS=-Werror

@@ -4,8 +4,10 @@
 # checked (tests/progs/lab/load.c).  Each process is its own 4-rank job on
 # its own rendezvous port, so the module carries 32 comms per node and 96
 # connections; the live comms are counted while they run, and every counter
-# returns to 0 after.
+# returns to 0 after.  The fuzzer (40) and the fault cases load the module
+# in both kernels' labs; this one runs in one of them (lab-once).
 # lab-timeout: 900
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4

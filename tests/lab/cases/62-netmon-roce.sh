@@ -1,5 +1,8 @@
 # collx-netmon: crafted RoCE v2 packets with ECN CE, CNPs and NAKs, from the
 # switch (rx) and from this node (tx), counted exactly per QP and peer.
+# The parsing is netmon's BPF and user space alike on every kernel; 60
+# loads and attaches it (tc or tcx) in both labs, this runs in one.
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/netmon/lab-lib.sh"
 nm_require

@@ -2,7 +2,9 @@
 # ops that were in flight, checked against the ops' own timestamps (the
 # collx:op_start/op_done events in netmon's event log).  make check draws
 # the picture of every node's events on the host afterwards (check.sh:
-# matplotlib under TCG costs a minute of the lab).
+# matplotlib under TCG costs a minute of the lab).  The tracepoints are the
+# module's own and 60 attaches netmon in both labs: this runs in one.
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/netmon/lab-lib.sh"
 nm_require

@@ -2,6 +2,7 @@
 # is (PFC, ECN and DSCP trust: "warn", no DCB, never faked), a collective on
 # a comm of every node with its parameter-hash comparison, and the nodes'
 # gathered facts compared on node0 (parameters equal, path MTU probed).
+# lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 DOCTOR=$COLLX_SRC/user/doctor/collx-doctor
 OUT=$COLLX_NODE_DIR/doctor
