@@ -15,6 +15,21 @@
 #include "main.h"
 
 static FILE *events_f;
+static unsigned int budget;
+
+/*
+ * ring_buffer__poll() hands over samples until the ring is empty.  Under a
+ * steady stream (rxe frees ~20 packets per chunk, each a kfree_skb event)
+ * a consumer sharing one slow CPU with the job finds it never empty and
+ * never returns: the exporter then served the snapshot of netmon's start
+ * for a whole run.  A negative return from the callback ends the poll
+ * after that sample (libbpf keeps the rest), so the loop gets back to its
+ * timers; 0 lifts the limit, for the last drain.
+ */
+void events_budget(unsigned int samples)
+{
+	budget = samples;
+}
 
 static void put_line(json_object *o)
 {
@@ -94,5 +109,7 @@ int events_on_sample(void *ctx, void *data, size_t len)
 		attrib_event(&attr, e);
 	if (events_f)
 		log_event(e);
+	if (budget && !--budget)
+		return -EAGAIN;
 	return 0;
 }

@@ -314,6 +314,7 @@ static void run(struct netmon_bpf *skel, struct ring_buffer *rb, struct outputs 
 		if (end && end < wake)
 			wake = end;
 		/* the only wait: ring-buffer events wake it at once */
+		events_budget(EVENTS_PER_POLL);
 		ring_buffer__poll(rb, wake > now ? (wake - now) / 1000000 + 1 : 0);
 		now = now_ns();
 		if (end && now >= end)
@@ -329,6 +330,7 @@ static void run(struct netmon_bpf *skel, struct ring_buffer *rb, struct outputs 
 				next = now + opt.interval * 1e9;
 		}
 	}
+	events_budget(0);
 	ring_buffer__consume(rb);
 	report(skel, o, &cur, &prev, 1);
 	if (publishing)

@@ -24,6 +24,8 @@
 #define COLLX_NCOLL	9
 /* The exposition and the textfile are refreshed this often. */
 #define PUBLISH_NS	1000000000ULL
+/* Ring-buffer samples one poll hands over before the timers' turn. */
+#define EVENTS_PER_POLL	256
 
 struct nm_dev {
 	char name[IF_NAMESIZE];
@@ -119,6 +121,7 @@ void json_print(FILE *f, const struct snapshot *s, int final);
 int events_open(const char *path);
 void events_close(void);
 int events_on_sample(void *ctx, void *data, size_t len);
+void events_budget(unsigned int samples);
 
 /* prom.c */
 void prom_render(FILE *f, const struct snapshot *s, const struct attrib *a);
