@@ -402,6 +402,7 @@ int main(int argc, char **argv)
 		goto out;
 	if (opt.listen && http_start(opt.listen))
 		goto out;
+	ksyms_load();
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 	t0_mono = now_ns();

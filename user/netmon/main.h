@@ -98,6 +98,7 @@ const char *kind_name(int kind);
 const char *ev_name(uint32_t type);
 
 /* ksyms.c */
+void ksyms_load(void);
 const char *ksym_name(uint64_t addr);
 
 /* attach.c */
