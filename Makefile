@@ -29,7 +29,7 @@ KBUILD_FLAGS := W=1 KCFLAGS=-Werror
 LAB_KERNEL ?= 6.12
 LAB_NODES ?= 4
 
-.PHONY: all module modules-all user bpf lint check check-build check-unit \
+.PHONY: all module modules-all user bpf lint check check-build check-lint check-unit \
 	check-kunit check-lab check-debug demo deps bench-reduce bench bench-ckpt deb modules-arm64 \
 	check-arm64 clean help
 
@@ -66,7 +66,7 @@ deps:
 check: deps
 	tests/check.sh all
 
-check-build check-unit check-kunit check-lab: deps
+check-build check-lint check-unit check-kunit check-lab: deps
 	tests/check.sh $(patsubst check-%,%,$@)
 
 # The lab's debug kernel (KASAN, lockdep, kmemleak, ...), built and cached
@@ -121,7 +121,7 @@ help:
 	@echo "make lint               checkpatch --strict and sparse"
 	@echo "make demo               4-node soft-RoCE lab (LAB_KERNEL=6.1|6.12, LAB_NODES=N)"
 	@echo "make check              every test: build, lint, unit, kunit, arm64, lab on 6.1 and 6.12, arm64 lab"
-	@echo "make check-{build,unit,kunit,lab}  one stage"
+	@echo "make check-{build,lint,unit,kunit,lab}  one stage"
 	@echo "make check-debug        the debug kernel (KASAN, lockdep, kmemleak): built, then a 4-node lab of it"
 	@echo "make bench-reduce       reduction kernels vs STREAM and MPI_Reduce_local"
 	@echo "make bench              collx vs ib_write_bw and Gloo on the lab"
