@@ -40,6 +40,10 @@ struct collx_listener {
 };
 
 static LIST_HEAD(collx_listeners);
+/* Listeners whose last use went, for collx_cm_reap() to destroy. */
+static LIST_HEAD(collx_listeners_dead);
+static void collx_cm_reap(struct work_struct *work);
+static DECLARE_WORK(collx_cm_reap_work, collx_cm_reap);
 static LIST_HEAD(collx_cm_registry);
 /* Protects collx_listeners and collx_cm_registry. */
 static DEFINE_MUTEX(collx_cm_lock);
@@ -206,17 +210,19 @@ static int collx_cm_request(struct rdma_cm_id *cm_id,
 			       peer->params->rank, peer->peer_nonce,
 			       peer->nonce, rep.proof);
 	if (!ret) {
+		/* Before the REP: the rank's READY may follow it at once. */
+		peer->attempts++;
+		collx_peer_set_state(peer, COLLX_PEER_HANDSHAKE, 0);
 		param.private_data = &rep;
 		param.private_data_len = sizeof(rep);
 		ret = rdma_accept(cm_id, &param);
 	}
 	if (ret) {
 		collx_peer_release_rdma(peer);
+		collx_peer_set_state(peer, COLLX_PEER_IDLE, 0);
 		goto out_clear;
 	}
 	peer->cm_id = cm_id;
-	peer->attempts++;
-	collx_peer_set_state(peer, COLLX_PEER_HANDSHAKE, 0);
 	goto out_unlock;
 
 out_clear:
@@ -238,8 +244,9 @@ static void collx_cm_retry_later(struct collx_peer *peer, int err)
 	/* Remember why, in case the deadline passes before the next try. */
 	peer->err = err;
 	collx_peer_set_state(peer, COLLX_PEER_CONNECTING, 0);
-	queue_delayed_work(collx_wq, &peer->retry_work,
-			   msecs_to_jiffies(COLLX_RETRY_MS));
+	/* Sooner than the attempt's watchdog (collx_cm_connect()). */
+	mod_delayed_work(collx_wq, &peer->retry_work,
+			 msecs_to_jiffies(COLLX_RETRY_MS));
 }
 
 /* Active side, connected: check the acceptor's proof, then say READY. */
@@ -248,6 +255,7 @@ static void collx_cm_established(struct collx_peer *peer,
 {
 	const struct collx_wire_rep *rep = ev->param.conn.private_data;
 	u8 proof[COLLX_WIRE_PROOF];
+	unsigned long wait;
 	int ret;
 
 	if (ev->param.conn.private_data_len < sizeof(*rep) ||
@@ -274,6 +282,15 @@ static void collx_cm_established(struct collx_peer *peer,
 		collx_peer_set_state(peer, COLLX_PEER_FAILED, -ECONNRESET);
 		return;
 	}
+	/*
+	 * The attempt's watchdog: nothing retries a lost READY (rdma_cm
+	 * retries a lost REQ or REP itself, so the watchdog starts here).
+	 */
+	wait = msecs_to_jiffies(COLLX_HANDSHAKE_MS <<
+				min_t(u32, peer->stalls,
+				      COLLX_HANDSHAKE_DOUBLINGS));
+	peer->attempt_end = jiffies + wait;
+	mod_delayed_work(collx_wq, &peer->retry_work, wait);
 	/* The acceptor's READY may already be in: either completes it. */
 	collx_peer_handshake(peer, true, false);
 }
@@ -301,7 +318,8 @@ void collx_cm_peer_ready(struct collx_peer *peer, const u8 *proof)
 			      proof)) {
 		pr_warn_ratelimited("comm %u: a connection claiming rank %u did not prove the comm's secret; dropped\n",
 				    peer->params->log_id, peer->rank);
-		queue_delayed_work(collx_wq, &peer->retry_work, 0);
+		/* Now, not when the attempt's watchdog would. */
+		mod_delayed_work(collx_wq, &peer->retry_work, 0);
 		return;
 	}
 	if (collx_peer_post_reg(peer) || collx_peer_send_ready(peer, NULL)) {
@@ -383,6 +401,7 @@ static int collx_cm_passive_event(struct collx_peer *peer,
 	case RDMA_CM_EVENT_ESTABLISHED:
 		collx_peer_handshake(peer, true, false);
 		return 0;
+	case RDMA_CM_EVENT_REJECTED:	/* the rank gave up on this attempt */
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		if (peer->state == COLLX_PEER_READY)
@@ -481,6 +500,7 @@ int collx_cm_connect(struct collx_peer *peer)
 	src.sin_port = 0;
 	peer->cm_id = cm_id;
 	peer->attempts++;
+	peer->attempt_end = 0;	/* no watchdog until it is established */
 	collx_peer_set_state(peer, COLLX_PEER_CONNECTING, 0);
 	ret = rdma_resolve_addr(cm_id, (struct sockaddr *)&src,
 				(struct sockaddr *)&p->addrs[peer->rank],
@@ -488,8 +508,9 @@ int collx_cm_connect(struct collx_peer *peer)
 	if (ret) {
 		peer->cm_id = NULL;
 		rdma_destroy_id(cm_id);
+		return ret;
 	}
-	return ret;
+	return 0;
 }
 
 /**
@@ -525,8 +546,12 @@ void collx_cm_want(struct collx_peer *peer)
  * collx_cm_retry_work() - try a connection we make again; drop a stale one
  * @work: the peer's retry_work
  *
- * On an accepted connection it only drops the attempt it holds (stale, or
- * failed its proof), so the rank's next request can be accepted.
+ * On a connection we make it runs COLLX_RETRY_MS after a failed attempt,
+ * or COLLX_HANDSHAKE_MS (doubled per drop) after one was established and
+ * is still not ready: either way that attempt goes, and a new one starts
+ * unless the deadline has passed.  On an accepted connection it only
+ * drops the attempt it holds (stale, or failed its proof), so the rank's
+ * next request can be accepted.
  *
  * Context: collx_wq.
  */
@@ -544,6 +569,17 @@ void collx_cm_retry_work(struct work_struct *work)
 		return;
 	}
 	old = peer->cm_id;
+	if (old && peer->active && peer->attempt_end &&
+	    !time_before(jiffies, peer->attempt_end)) {
+		/* The watchdog: the next attempt gets longer. */
+		peer->stalls++;
+		pr_info_ratelimited("comm %u: the connection to rank %u was not ready after %u ms (%s); trying again\n",
+				    peer->params->log_id, peer->rank,
+				    COLLX_HANDSHAKE_MS <<
+				    min_t(u32, peer->stalls - 1,
+					  COLLX_HANDSHAKE_DOUBLINGS),
+				    collx_peer_state_name(peer->state));
+	}
 	if (old && peer->qp)
 		rdma_disconnect(old);
 	collx_peer_release_rdma(peer);
@@ -562,7 +598,11 @@ void collx_cm_retry_work(struct work_struct *work)
 		rdma_destroy_id(old);
 
 	mutex_lock(&peer->mutex);
-	if (!peer->closing) {
+	if (peer->closing) {
+		/* Released meanwhile. */
+	} else if (time_after(jiffies, peer->deadline)) {
+		collx_peer_set_state(peer, COLLX_PEER_FAILED, -ETIMEDOUT);
+	} else {
 		ret = collx_cm_connect(peer);
 		if (ret)
 			collx_cm_retry_later(peer, ret);
@@ -588,6 +628,8 @@ int collx_cm_listen_get(struct net *net)
 	struct rdma_cm_id *cm_id;
 	int ret;
 
+	/* A listener on its way out still holds the port. */
+	collx_cm_listen_flush();
 	mutex_lock(&collx_cm_lock);
 	list_for_each_entry(l, &collx_listeners, list) {
 		if (net_eq(l->net, net)) {
@@ -635,27 +677,52 @@ out_free:
  * collx_cm_listen_put() - drop a use of a namespace's listener
  * @net: the namespace
  *
- * Context: process context; not from an rdma_cm handler.
+ * The last use hands the listener to collx_wq to destroy: the last use
+ * of a comm can go in the listener's own handler (collx_cm_request()),
+ * and destroying an id there would wait for that very handler.
+ *
+ * Context: process context, including an rdma_cm handler.
  */
 void collx_cm_listen_put(struct net *net)
 {
-	struct collx_listener *l, *found = NULL;
+	struct collx_listener *l;
 
 	mutex_lock(&collx_cm_lock);
 	list_for_each_entry(l, &collx_listeners, list) {
 		if (net_eq(l->net, net)) {
 			if (!--l->refs) {
-				list_del(&l->list);
-				found = l;
+				list_move_tail(&l->list, &collx_listeners_dead);
+				queue_work(collx_wq, &collx_cm_reap_work);
 			}
 			break;
 		}
 	}
 	mutex_unlock(&collx_cm_lock);
-	if (!found)
-		return;
+}
+
+static void collx_cm_reap(struct work_struct *work)
+{
+	struct collx_listener *l, *tmp;
+	LIST_HEAD(dead);
+
+	mutex_lock(&collx_cm_lock);
+	list_splice_init(&collx_listeners_dead, &dead);
+	mutex_unlock(&collx_cm_lock);
 	/* Outside the lock: destroying waits for a running handler. */
-	rdma_destroy_id(found->cm_id);
-	put_net(found->net);
-	kfree(found);
+	list_for_each_entry_safe(l, tmp, &dead, list) {
+		rdma_destroy_id(l->cm_id);
+		put_net(l->net);
+		kfree(l);
+	}
+}
+
+/**
+ * collx_cm_listen_flush() - wait until the listeners that lost their last
+ * use are destroyed
+ *
+ * Context: process context, not an rdma_cm handler, no collx lock held.
+ */
+void collx_cm_listen_flush(void)
+{
+	flush_work(&collx_cm_reap_work);
 }

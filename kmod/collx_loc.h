@@ -123,6 +123,7 @@ void collx_engine_log_state(struct collx_comm *comm);
 /* cm.c */
 int collx_cm_listen_get(struct net *net);
 void collx_cm_listen_put(struct net *net);
+void collx_cm_listen_flush(void);
 int collx_cm_register(struct collx_cm_entry *e);
 void collx_cm_unregister(struct collx_cm_entry *e);
 int collx_cm_connect(struct collx_peer *peer);

@@ -334,6 +334,8 @@ struct collx_conn_params {
  * @retry_work: (active) reconnect after a refusal; (passive) drop a stale
  *	handshake
  * @attempts: connection attempts made
+ * @stalls: (active) attempts the handshake watchdog dropped
+ * @attempt_end: (active) jiffies when this attempt's watchdog fires (0: none)
  * @deadline: jiffies by which connecting gives up
  * @lock: protects what CQ and CM handlers update
  * @mutex: serialises the rdma_cm handlers with setup and release
@@ -413,6 +415,8 @@ struct collx_peer {
 	bool remote_ready;
 	struct delayed_work retry_work;
 	u32 attempts;
+	u32 stalls;
+	unsigned long attempt_end;
 	unsigned long deadline;
 	spinlock_t lock; /* see above */
 	struct mutex mutex; /* see above */

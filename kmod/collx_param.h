@@ -58,8 +58,14 @@ static inline u32 collx_staging_bytes(void)
 #define COLLX_RESOLVE_MS	2000
 /* Pause before trying a refused or failed connection again. */
 #define COLLX_RETRY_MS		100
-/* A handshake that has not finished after this is dropped. */
+/*
+ * A handshake established but not finished after this (a lost READY) is
+ * dropped and made again;
+ * each drop doubles the next attempt's allowance, up to 8 times this, so
+ * a slow node (a debug kernel, a loaded host) still gets through.
+ */
 #define COLLX_HANDSHAKE_MS	5000
+#define COLLX_HANDSHAKE_DOUBLINGS 3
 /*
  * How long teardown waits for an ABORT to reach a peer before it cuts:
  * a few of the transport's retransmissions (rdma_cm's RoCE ACK timeout is

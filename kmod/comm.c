@@ -680,6 +680,21 @@ static bool collx_comm_connect_done(struct collx_comm *comm,
 	return true;
 }
 
+/* A failed connect's evidence: each connection that did not come up. */
+static void collx_comm_log_unready(struct collx_comm *comm,
+				   const unsigned long *set)
+{
+	char line[COLLX_LINE_MAX];
+	u32 r;
+
+	for_each_set_bit(r, set, comm->params.nranks) {
+		if (collx_peer_ready(comm->peers[r]))
+			continue;
+		collx_peer_format(comm->peers[r], line, sizeof(line));
+		pr_info("comm %u: %s\n", comm->id, line);
+	}
+}
+
 /*
  * Connect the default peers and wait for them.  On failure say why and
  * whom to blame: a peer that never connected is the answer to "who is
@@ -868,6 +883,7 @@ int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 			pr_info("comm %u: rank %u of %u could not connect: %d, rank %d\n",
 				comm->id, cmd->rank, cmd->nranks, ret,
 				(int)b.rank);
+			collx_comm_log_unready(comm, set);
 			goto out_teardown;
 		}
 	}

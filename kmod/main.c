@@ -72,6 +72,7 @@ static int __init collx_init(void)
 
 out_cm_stop:
 	collx_cm_listen_put(&init_net);
+	collx_cm_listen_flush();
 out_device_exit:
 	collx_device_exit();
 out_debugfs:
@@ -85,6 +86,7 @@ static void __exit collx_exit(void)
 {
 	collx_chardev_exit();
 	collx_cm_listen_put(&init_net);
+	collx_cm_listen_flush();
 	collx_device_exit();
 	collx_dmabuf_exit();
 	collx_debugfs_exit();

@@ -607,13 +607,15 @@ void collx_peer_release(struct collx_peer *peer)
  */
 void collx_peer_format(struct collx_peer *peer, char *buf, size_t len)
 {
+	char err[20] = "";
 	unsigned long flags;
 
 	spin_lock_irqsave(&peer->lock, flags);
+	if (peer->err)
+		snprintf(err, sizeof(err), " (error %d)", peer->err);
 	snprintf(buf, len,
 		 "peer rank %u: %s%s, %s, attempts %u, credits %u/%u (returns %llu), writes posted %llu done %llu failed %llu, chunks arrived %llu consumed %llu, invalidations %llu/%llu%s%s",
-		 peer->rank, collx_peer_state_name(peer->state),
-		 peer->err ? " (error)" : "",
+		 peer->rank, collx_peer_state_name(peer->state), err,
 		 peer->active ? "we connect" : "it connects",
 		 peer->attempts, peer->credits, collx_slots(),
 		 peer->credit_msgs, peer->tx_posted, peer->tx_done,

@@ -455,7 +455,13 @@ static void collx_peer_recv_ready(struct collx_peer *peer,
 		return;
 	}
 	spin_lock_irqsave(&peer->lock, flags);
-	if (peer->remote_ready || peer->state != COLLX_PEER_HANDSHAKE) {
+	/*
+	 * The answer to our READY may come before the rdma_cm handler that
+	 * posted it has moved us on from CONNECTING (it can be preempted
+	 * in between), so both handshake states take it.
+	 */
+	if (peer->remote_ready || (peer->state != COLLX_PEER_CONNECTING &&
+				   peer->state != COLLX_PEER_HANDSHAKE)) {
 		/* A second READY would reset credits mid-collective. */
 		spin_unlock_irqrestore(&peer->lock, flags);
 		collx_peer_broken(peer, -EPROTO);
