@@ -27,13 +27,11 @@ done
 KREL=$(cd /boot && ls -1 vmlinuz-"$KERNEL".[0-9]* 2>/dev/null | sed 's/^vmlinuz-//' | sort -V | tail -n1)
 [ -n "$KREL" ] || KREL=$KERNEL
 cd "$SRC"
-make --no-print-directory -s module KVER="$KREL" >/dev/null
-make --no-print-directory -s -C user >/dev/null
-rm -f .build/bench/gloo_allreduce
-if [ -e /usr/include/gloo/allreduce_ring.h ]; then
-	make --no-print-directory -s -C tests/bench gloo >/dev/null
+# Everything the nodes run, from this tree: a fresh clone has none of it.
+if [ "$DDP" = 1 ]; then
+	tests/lab/demo-build.sh -k "$KERNEL"
 else
-	echo "demo: no libgloo-dev (scripts/install-deps.sh --bench): no Gloo comparison" >&2
+	tests/lab/demo-build.sh -k "$KERNEL" -D
 fi
 OUT=$SRC/.build/lab/demo-$KERNEL
 status=0
@@ -123,7 +121,8 @@ PY
 			status=1
 		fi
 	else
-		echo "demo: no collx-netmon events (make bpf; the switch agent): no timeline" >&2
+		echo "demo: no collx-netmon events (see $OUT/node0/netmon and switch.log): no timeline" >&2
+		status=1
 	fi
 fi
 
