@@ -41,9 +41,9 @@ for s in $scripts; do
 		sed 's/.*\$COLLX_SRC\///; s/"$//')"
 done
 scripts=$(printf '%s\n' $scripts | sort -u)
-# $COLLX_SRC/x, $TORCH_DIR/x (user/torch/x) and GLOO=... style uses
+# $COLLX_SRC/x and $TORCH_DIR/x (user/torch/x), quoted or not
 needed=$(for s in $scripts; do
-	grep -oE '\$(COLLX_SRC|TORCH_DIR)/[A-Za-z0-9_./*-]+' "$C/$s" |
+	grep -oE '\$(COLLX_SRC|TORCH_DIR)"?/[A-Za-z0-9_./*-]+' "$C/$s" | tr -d '"' |
 		sed 's/^\$COLLX_SRC\///; s/^\$TORCH_DIR\//user\/torch\//'
 done | sort -u)
 krel=$(cd /boot && ls -1 vmlinuz-"$KERNEL".[0-9]* 2>/dev/null | sed 's/^vmlinuz-//' | sort -V | tail -n1)
