@@ -5,7 +5,7 @@
 #
 #   tests/lab/lab.sh [-k 6.1|6.12|debug|<release>] [-n NODES] [-c CPUS]
 #                    [-t SECONDS] [-o OUTDIR] [-m MODULE.ko|-M]
-#                    [-s SCRIPT|-S] [-e NAME=VALUE]... [-q]
+#                    [-s SCRIPT|-S] [-e NAME=VALUE]... [-r ROOT] [-q]
 #                    -- COMMAND [ARGS...]
 #
 # -k debug boots the lab's debug kernel (KASAN, lockdep, kmemleak, ...;
@@ -14,6 +14,9 @@
 # -s SCRIPT runs on the host inside the lab's namespace (the "switch": br0
 # and the taps), in OUTDIR, alongside the nodes, and is stopped when they
 # finish (default: tests/netmon/switch-agent.sh when present; -S: none).
+# -r ROOT: the nodes' root is ROOT, not the host's / (e.g. an overlay of /
+# with packages installed: tests/lab/deb-lab.sh); it must hold this tree
+# at the same path.  Read-only as /, under each node's tmpfs overlay.
 #
 # Exit status: 0 when every node's command exited 0 and no node's kernel
 # log shows an oops, WARN, BUG, KFENCE, KASAN, lockdep or debugobjects
@@ -47,6 +50,7 @@ P9CACHE=${COLLX_LAB_9P_CACHE:-loose}
 # back the lost-kick race that stalls a node's NIC under TCG).
 CPUS=1
 NODE_ENV=()
+ROOT=/
 
 # Kernel reports that fail a node (here) and a case (run-cases.sh), and
 # lines that match them but are no report.  kmemleak's own findings are
@@ -55,11 +59,11 @@ BAD_RE='Oops|BUG:|WARNING:|KFENCE:|UBSAN:|KASAN|general protection fault|Kernel 
 BENIGN_RE='RCU lockdep checking is enabled|kmemleak: Kernel memory leak detector initialized|kmemleak: [0-9]+ new suspected memory leaks'
 
 usage() {
-	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
-while getopts "k:n:c:t:o:m:Ms:Se:qh" opt; do
+while getopts "k:n:c:t:o:m:Ms:Se:r:qh" opt; do
 	case $opt in
 	k) KERNEL=$OPTARG ;;
 	n) NODES=$OPTARG ;;
@@ -71,6 +75,7 @@ while getopts "k:n:c:t:o:m:Ms:Se:qh" opt; do
 	M) MODULE= ;;
 	s) SWITCH=$OPTARG ;;
 	S) SWITCH= ;;
+	r) ROOT=$OPTARG ;;
 	q) QUIET=1 ;;
 	*) usage ;;
 	esac
@@ -88,6 +93,10 @@ done
 
 log() { printf 'lab: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+
+ROOT=$(readlink -f "$ROOT")
+case $ROOT in *,*) die "-r $ROOT: QEMU takes no comma in a path" ;; esac
+[ -d "$ROOT$SRC" ] || die "-r $ROOT: no $SRC in it (the nodes run this tree from their root)"
 
 # "6.1" or "6.12": the newest installed Debian kernel of that series.
 resolve_kernel() {
@@ -310,7 +319,7 @@ for ((i = 0; i < NODES; i++)); do
 		-append "console=ttyS0 panic=-1 quiet $KERNEL_ARGS lab.rank=$i lab.script=$LAB_DIR/guest.sh lab.p9cache=$P9CACHE" \
 		-display none -monitor none -no-reboot -pidfile "$OUT/node$i/qemu.pid" \
 		-serial "file:$OUT/node$i/console.log" \
-		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$ROOT,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$OUT,mount_tag=lab,security_model=none" \
 		-netdev "tap,id=net0,ifname=tap$i,script=no,downscript=no" \
 		-device "virtio-net-pci,netdev=net0,mac=52:54:00:c0:11:$(printf %02x $((i + 1)))" \
