@@ -1,11 +1,12 @@
 #!/bin/bash
 # collx test driver: `make check` and its stages.
 #
-#   tests/check.sh all|build|lint|arm64|arm64-lab|unit|kunit|lab|debug|debug-ci [KERNEL...]
+#   tests/check.sh all|build|lint|demo|arm64|arm64-lab|unit|kunit|lab|debug|debug-ci [KERNEL...]
 #
-# all: build; then lint, kunit and arm64 at nice 19 beside unit and the labs
-# (they only need the host's CPU, and TCG nodes leave some idle); then the
-# aarch64 lab, which must not share the cores with another lab.
+# all: build; then lint, demo (make demo's build in a fresh clone), kunit
+# (unless its ledger has kmod/core) and arm64 at nice 19 beside unit and the
+# labs (they only need the host's CPU, and TCG nodes leave some idle); then
+# the aarch64 lab, which must not share the cores with another lab.
 # Prints TAP (one numbered line per test, details as '#' comments) and ends
 # with "N passed, N failed, N skipped".  Exits non-zero when anything failed.
 # Lab kernels default to "6.1 6.12" (COLLX_LAB_KERNELS overrides); the lab
@@ -158,6 +159,14 @@ stage_unit() {
 		[ "${PIPESTATUS[0]}" = 0 ] ||
 			echo "not ok - unit: make -C $dir check failed (log: .build/check/unit-$name.log)"
 	done
+}
+
+# make demo's build in a fresh clone of HEAD (tests/demo): every program
+# the demo's nodes run is built by it.
+stage_demo() {
+	make --no-print-directory -s -C tests/demo check 2>&1 | tee "$LOGS/demo.log" |
+		grep -E '^(ok|not ok|#)' | unnumber
+	[ "${PIPESTATUS[0]}" = 0 ] || echo "not ok - demo build: see .build/check/demo.log"
 }
 
 stage_kunit() {
@@ -393,6 +402,7 @@ run_stage() {
 	arm64) stage_arm64 ;;
 	arm64-lab) stage_arm64_lab ;;
 	unit) stage_unit ;;
+	demo) stage_demo ;;
 	kunit) stage_kunit ;;
 	lab) stage_lab ;;
 	debug) stage_debug ;;
@@ -410,14 +420,14 @@ timed_stage() {
 	echo "# stage $1 took $(($(date +%s) - s0)) s"
 }
 
-# The stages that only need the host's CPU, lint, kunit and arm64 (builds
+# The stages that only need the host's CPU, lint, demo, kunit and arm64 (builds
 # and qemu-user; none times anything), run beside the unit stage and the
 # labs at the lowest priority: TCG nodes leave a quarter of the host idle
 # (waiting on timeouts, barriers, the network), and these fill it.  Their
 # TAP is printed when the labs are done.
 beside_lab() {
 	local s s0
-	for s in lint kunit arm64; do
+	for s in lint demo kunit arm64; do
 		echo "# stage $s (beside the lab, nice 19)"
 		s0=$(date +%s)
 		run_stage "$s"
