@@ -7,7 +7,9 @@
 #       system's mount), what torch.save into a shared folder costs;
 #   (b) the same into a node-local file (this node's root: tmpfs, faster
 #       than the seed's local NVMe);
-#   (c) collx_ckpt_save: phase 1 into k=1 peer's registered area;
+#   (c) collx_ckpt_save: phase 1 into k=1 peer's registered area, of
+#       which the pause (p) is the snapshot save_async returns after, the
+#       rest the replication behind it (ckpt_lab prints both);
 # then collx-ckptd --once archives it (phase 2, off the training path),
 # and the shard is restored from the peer's replica (its own copy
 # dropped) and from the archive (every rank's area wiped).  Each step

@@ -121,7 +121,7 @@ static int write_uring(struct io_uring *ring, int fd, const struct wreq *w, int 
 
 static int mkdir_one(const char *p)
 {
-	return mkdir(p, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	return mkdir(p, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
 int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
@@ -234,7 +234,7 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 	last_len = nw ? w[nw - 1].len : 0;
 	for (;;) {
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (direct ? O_DIRECT : 0),
-			  0644);
+			  0600);
 		if (fd < 0 && direct && errno == EINVAL) {
 			direct = false;
 			continue;

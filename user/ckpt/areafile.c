@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -103,22 +104,76 @@ static int map_file(struct ckpt_file *f, size_t len, bool writable, char *err, s
 	return 0;
 }
 
+int ckpt_file_check(int fd, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "stat %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file: refused", path);
+		return -EPERM;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s belongs to uid %u, not to this user (uid %u): refused (another user could read or forge its checkpoints)",
+			 path, (unsigned int)st.st_uid, (unsigned int)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & 077) {
+		snprintf(err, errlen, "%s has mode %03o: group or others may access it: refused (want 0600)",
+			 path, (unsigned int)(st.st_mode & 0777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* open(2) that refuses a symlink at @path with a clear error. */
+static int open_nofollow(const char *path, int flags, char *err, size_t errlen)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0 && errno == ELOOP) {
+		snprintf(err, errlen, "%s is a symbolic link: refused", path);
+		return -EPERM;
+	}
+	if (fd < 0) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "open %s: %s%s", path, strerror(-rc),
+			 rc == -ENOENT ? " (its directory does not exist: mount a tmpfs there or set COLLX_CKPT_SHM_DIR)" : "");
+		return rc;
+	}
+	return fd;
+}
+
 int ckpt_file_create(struct ckpt_file *f, const char *path, const struct ckpt_geom *g,
 		     char *err, size_t errlen)
 {
 	struct ckpt_area_hdr want, have;
 	struct stat st;
+	bool created = true;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	f->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* ours alone: a new file, or an existing one that passes the checks */
+	f->fd = open_nofollow(path, O_RDWR | O_CREAT | O_EXCL, err, errlen);
+	if (f->fd == -EEXIST) {
+		created = false;
+		f->fd = open_nofollow(path, O_RDWR, err, errlen);
+	}
 	if (f->fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "open %s: %s%s", path, strerror(-rc),
-			 rc == -ENOENT ? " (its directory does not exist: mount a tmpfs there or set COLLX_CKPT_SHM_DIR)" : "");
+		rc = f->fd;
+		f->fd = -1;
 		return rc;
 	}
+	rc = ckpt_file_check(f->fd, path, err, errlen);
+	if (rc)
+		goto fail;
 	/* one owner: two trainers writing one area would interleave saves */
 	if (flock(f->fd, LOCK_EX | LOCK_NB) < 0) {
 		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
@@ -138,7 +193,7 @@ int ckpt_file_create(struct ckpt_file *f, const char *path, const struct ckpt_ge
 		if (rc) {
 			snprintf(err, errlen, "reserving %llu bytes for %s: %s",
 				 (unsigned long long)g->file_bytes, path, strerror(-rc));
-			if (ftruncate(f->fd, 0) == 0)
+			if (created && ftruncate(f->fd, 0) == 0)
 				unlink(path);
 			goto fail;
 		}
@@ -176,12 +231,15 @@ int ckpt_file_open(struct ckpt_file *f, const char *path, bool writable, char *e
 
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	f->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	f->fd = open_nofollow(path, writable ? O_RDWR : O_RDONLY, err, errlen);
 	if (f->fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "open %s: %s", path, strerror(-rc));
+		rc = f->fd;
+		f->fd = -1;
 		return rc;
 	}
+	rc = ckpt_file_check(f->fd, path, err, errlen);
+	if (rc)
+		goto fail;
 	if (fstat(f->fd, &st) < 0 || pread(f->fd, &a, sizeof(a), 0) != (ssize_t)sizeof(a) ||
 	    a.magic != CKPT_AREA_MAGIC || a.version != CKPT_VERSION) {
 		snprintf(err, errlen, "%s is not a collx checkpoint area", path);
@@ -244,7 +302,10 @@ uint64_t ckpt_hdr_hash(const struct ckpt_shard_hdr *h)
 	XXH3_state_t st;
 
 	memcpy(&fixed, h, sizeof(fixed));
+	/* state and gstate change after the hash: committed locally, then
+	 * globally */
 	fixed.state = 0;
+	fixed.gstate = 0;
 	fixed.hdr_hash = 0;
 	XXH3_64bits_reset(&st);
 	XXH3_64bits_update(&st, &fixed, sizeof(fixed));
@@ -276,31 +337,61 @@ int ckpt_hdr_check(const struct ckpt_file *f, const struct ckpt_shard_hdr *h)
 	return 0;
 }
 
-int ckpt_find(const struct ckpt_file *f, int entry, uint64_t tag)
+/* Whether (e1, s1) is newer than (e2, s2): epochs first (a restore starts
+ * a greater one), then the order of commits in this area. */
+static bool newer(uint64_t e1, uint64_t s1, uint64_t e2, uint64_t s2)
+{
+	return e1 != e2 ? e1 > e2 : s1 > s2;
+}
+
+/* @global: only copies with the global commit mark; @epoch 0: any. */
+static int find(const struct ckpt_file *f, int entry, uint64_t epoch, uint64_t tag, bool global)
 {
 	int s, best = -1;
-	uint64_t seq = 0;
+	uint64_t seq = 0, ep = 0;
 
 	for (s = 0; s < CKPT_NSLOTS; s++) {
 		const struct ckpt_shard_hdr *h = ckpt_hdr(f, s, entry);
 
 		if (ckpt_hdr_valid(f, h) || h->src_rank != ckpt_entry_src(&f->g, entry))
 			continue;
-		if (tag && h->tag != tag)
+		if (global && __atomic_load_n(&h->gstate, __ATOMIC_ACQUIRE) != CKPT_GCOMMIT)
 			continue;
-		if (best < 0 || h->seq > seq) {
+		if ((tag && h->tag != tag) || (epoch && h->epoch != epoch))
+			continue;
+		if (best < 0 || newer(h->epoch, h->seq, ep, seq)) {
 			best = s;
 			seq = h->seq;
+			ep = h->epoch;
 		}
 	}
 	return best;
 }
 
-int ckpt_victim(const struct ckpt_file *f, int entry)
+int ckpt_find(const struct ckpt_file *f, int entry, uint64_t tag)
 {
-	int newest = ckpt_find(f, entry, 0);
+	return find(f, entry, 0, tag, true);
+}
 
-	return newest < 0 ? 0 : !newest;
+int ckpt_find_id(const struct ckpt_file *f, int entry, uint64_t epoch, uint64_t tag)
+{
+	return epoch ? find(f, entry, epoch, tag, true) : -1;
+}
+
+int ckpt_find_complete(const struct ckpt_file *f, int entry)
+{
+	return find(f, entry, 0, 0, false);
+}
+
+int ckpt_victim(const struct ckpt_file *f, int entry, uint64_t pepoch, uint64_t ptag)
+{
+	int keep = pepoch && ptag ? find(f, entry, pepoch, ptag, false) : -1;
+
+	if (keep < 0)
+		keep = ckpt_find(f, entry, 0);
+	if (keep < 0)
+		keep = ckpt_find_complete(f, entry);
+	return keep < 0 ? 0 : !keep;
 }
 
 uint64_t ckpt_next_seq(const struct ckpt_file *f)
@@ -321,9 +412,66 @@ uint64_t ckpt_next_seq(const struct ckpt_file *f)
 void ckpt_hdr_invalidate(struct ckpt_shard_hdr *h)
 {
 	__atomic_store_n(&h->state, CKPT_EMPTY, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->gstate, 0, __ATOMIC_RELEASE);
 	/* before any byte of the new copy lands (the submit ioctl that
 	 * follows orders the NIC's writes after this) */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void ckpt_hdr_gcommit(struct ckpt_shard_hdr *h)
+{
+	__atomic_store_n(&h->gstate, CKPT_GCOMMIT, __ATOMIC_RELEASE);
+}
+
+const struct ckpt_area_hdr *ckpt_area_hdr(const struct ckpt_file *f)
+{
+	return (const struct ckpt_area_hdr *)f->map;
+}
+
+void ckpt_area_record_commit(const struct ckpt_file *f, uint64_t epoch, uint64_t tag,
+			     uint64_t seq)
+{
+	struct ckpt_area_hdr *a = (struct ckpt_area_hdr *)f->map;
+
+	/* a reader takes epoch and tag after seq (acquire): seq 0 first, so
+	 * a torn record is never read as a whole one */
+	__atomic_store_n(&a->commit_seq, 0, __ATOMIC_RELEASE);
+	a->commit_epoch = epoch;
+	a->commit_tag = tag;
+	__atomic_store_n(&a->commit_seq, seq, __ATOMIC_RELEASE);
+	if (epoch > a->max_epoch)
+		a->max_epoch = epoch;
+}
+
+void ckpt_area_record_epoch(const struct ckpt_file *f, uint64_t max_epoch)
+{
+	struct ckpt_area_hdr *a = (struct ckpt_area_hdr *)f->map;
+
+	if (max_epoch > a->max_epoch)
+		a->max_epoch = max_epoch;
+}
+
+void ckpt_area_record_protect(const struct ckpt_file *f, uint64_t epoch, uint64_t tag)
+{
+	struct ckpt_area_hdr *a = (struct ckpt_area_hdr *)f->map;
+
+	a->protect_epoch = epoch;
+	a->protect_tag = tag;
+}
+
+uint64_t ckpt_max_epoch(const struct ckpt_file *f)
+{
+	uint64_t max = ckpt_area_hdr(f)->max_epoch;
+	uint32_t s, e;
+
+	for (s = 0; s < CKPT_NSLOTS; s++)
+		for (e = 0; e <= f->g.k; e++) {
+			const struct ckpt_shard_hdr *h = ckpt_hdr(f, s, e);
+
+			if (!ckpt_hdr_check(f, h) && h->epoch > max)
+				max = h->epoch;
+		}
+	return max;
 }
 
 void ckpt_hdr_commit(struct ckpt_shard_hdr *h, uint64_t seq)
@@ -361,11 +509,10 @@ int ckpt_hdr_match_regions(const struct ckpt_shard_hdr *h, struct ckpt_iov v,
 	return -EINVAL;
 }
 
-void ckpt_copy_and_hash(struct ckpt_shard_hdr *h, const struct ckpt_geom *g,
-			struct ckpt_iov v, uint8_t *dst, uint64_t tag)
+void ckpt_hdr_begin(struct ckpt_shard_hdr *h, const struct ckpt_geom *g, struct ckpt_iov v,
+		    uint64_t tag)
 {
-	uint64_t bytes = ckpt_regions_bytes(v), off;
-	uint32_t c = 0;
+	uint64_t bytes = ckpt_regions_bytes(v);
 
 	h->magic = CKPT_SHARD_MAGIC;
 	h->version = CKPT_VERSION;
@@ -374,18 +521,81 @@ void ckpt_copy_and_hash(struct ckpt_shard_hdr *h, const struct ckpt_geom *g,
 	h->chunk_bytes = g->chunk_bytes;
 	h->tag = tag;
 	h->seq = 0;
+	h->epoch = 0;
 	h->bytes = bytes;
 	h->saved_ns = ckpt_realtime_ns();
+	h->nchunks = (bytes + g->chunk_bytes - 1) / g->chunk_bytes;
 	ckpt_hdr_set_regions(h, v);
-	/* copy a chunk, then hash it while it is still in the cache */
-	for (off = 0; off < bytes; off += g->chunk_bytes, c++) {
-		size_t len = bytes - off < g->chunk_bytes ? bytes - off : g->chunk_bytes;
+}
 
-		ckpt_copy_from_regions(v, off, dst + off, len);
-		h->chunk_hash[c] = ckpt_hash(dst + off, len);
+void ckpt_hdr_hash_data(struct ckpt_shard_hdr *h, const struct ckpt_geom *g,
+			const uint8_t *data, uint64_t epoch)
+{
+	uint64_t off;
+	uint32_t c = 0;
+
+	for (off = 0; off < h->bytes; off += g->chunk_bytes, c++) {
+		size_t len = h->bytes - off < g->chunk_bytes ? h->bytes - off : g->chunk_bytes;
+
+		h->chunk_hash[c] = ckpt_hash(data + off, len);
 	}
-	h->nchunks = c;
+	h->epoch = epoch;
 	h->hdr_hash = ckpt_hdr_hash(h);
+}
+
+void ckpt_copy_and_hash(struct ckpt_shard_hdr *h, const struct ckpt_geom *g,
+			struct ckpt_iov v, uint8_t *dst, uint64_t tag)
+{
+	ckpt_hdr_begin(h, g, v, tag);
+	ckpt_copy_from_regions(v, 0, dst, h->bytes);
+	ckpt_hdr_hash_data(h, g, dst, 0);
+}
+
+struct copy_part {
+	struct ckpt_iov v;
+	uint8_t *dst;
+	uint64_t off, len;
+};
+
+static void *copy_part_main(void *arg)
+{
+	struct copy_part *p = arg;
+
+	ckpt_copy_from_regions(p->v, p->off, p->dst + p->off, p->len);
+	return NULL;
+}
+
+int ckpt_snapshot_copy(struct ckpt_iov v, uint8_t *dst, int nthreads)
+{
+	uint64_t bytes = ckpt_regions_bytes(v), per, off = 0;
+	struct copy_part part[16];
+	pthread_t tid[16];
+	bool up[16] = { false };
+	int i, n = nthreads < 1 ? 1 : nthreads > 16 ? 16 : nthreads;
+
+	/* below 8 MiB a thread's start costs more than it saves */
+	if (bytes < (8u << 20))
+		n = 1;
+	/* page-aligned pieces: no two threads write one cache line */
+	per = CKPT_ALIGN((bytes + n - 1) / n, CKPT_PAGE);
+	for (i = 0; i < n; i++) {
+		part[i].v = v;
+		part[i].dst = dst;
+		part[i].off = off;
+		part[i].len = off >= bytes ? 0 : bytes - off < per ? bytes - off : per;
+		off += part[i].len;
+	}
+	/* the caller copies piece 0; a thread that cannot start is done inline */
+	for (i = 1; i < n; i++)
+		up[i] = part[i].len && !pthread_create(&tid[i], NULL, copy_part_main, &part[i]);
+	copy_part_main(&part[0]);
+	for (i = 1; i < n; i++) {
+		if (up[i])
+			pthread_join(tid[i], NULL);
+		else if (part[i].len)
+			copy_part_main(&part[i]);
+	}
+	return 0;
 }
 
 int ckpt_area_path(char *out, size_t len, const char *name, uint32_t rank)

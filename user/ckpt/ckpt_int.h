@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sys/uio.h>
 
 #include "collx_ckpt.h"
@@ -52,13 +53,18 @@ uint32_t ckpt_source(uint32_t nranks, uint32_t stride, uint32_t r, uint32_t j);
 
 #define CKPT_AREA_MAGIC		0x41544b504358434cULL	/* "LCXCPKTA" */
 #define CKPT_SHARD_MAGIC	0x53544b50u		/* "PKTS" */
-#define CKPT_VERSION		1
+#define CKPT_VERSION		2	/* 2: epochs, the global commit mark */
 #define CKPT_NSLOTS		2
 
 enum ckpt_state {
 	CKPT_EMPTY = 0,		/* nothing, or being written */
 	CKPT_COMPLETE = 0x434f4d50,	/* "COMP": data and header whole */
 };
+
+/* ckpt_shard_hdr.gstate: written by the save's progress thread only after
+ * every rank acknowledged its shard and replicas (the global commit);
+ * restore, latest and collx-ckptd take only copies marked so. */
+#define CKPT_GCOMMIT		0x474c4f42u	/* "GLOB" */
 
 struct ckpt_geom {
 	uint32_t nranks, rank, k, stride;
@@ -81,6 +87,15 @@ struct ckpt_area_hdr {
 	uint64_t hdr_block;
 	uint64_t data_cap;
 	uint64_t created_ns;
+	/* below: not geometry; written by the library while it owns the file */
+	uint64_t max_epoch;	/* greatest epoch saved or restored here */
+	/* the last global commit (collx-ckptd --latest): set after the
+	 * acknowledgement, seq last (release) */
+	uint64_t commit_epoch, commit_tag, commit_seq;
+	/* what the next save must not overwrite (ckpt_victim): the last
+	 * restored or globally committed save; kept here so that a restarted
+	 * process honours its predecessor's restore */
+	uint64_t protect_epoch, protect_tag;
 };
 
 /* One shard's header: written after its data, state last. */
@@ -95,6 +110,9 @@ struct ckpt_shard_hdr {
 	uint64_t seq;		/* order of commits in this area */
 	uint64_t bytes;
 	uint64_t saved_ns;	/* CLOCK_REALTIME of the save */
+	uint64_t epoch;		/* the run's timeline: (epoch, tag) names a save */
+	uint32_t gstate;	/* CKPT_GCOMMIT once globally committed */
+	uint32_t __pad2;
 	uint32_t nchunks;
 	uint32_t nregions;
 	uint64_t region_bytes[COLLX_CKPT_MAX_REGIONS];
@@ -114,11 +132,16 @@ struct ckpt_file {
 int ckpt_geom_make(struct ckpt_geom *g, uint32_t nranks, uint32_t rank, uint32_t k,
 		   uint32_t stride, uint64_t shard_cap, uint32_t chunk_bytes,
 		   char *err, size_t errlen);
-/* Create (or reopen, when the geometry matches) and map read-write, its
+/* Create (O_EXCL|O_NOFOLLOW, 0600) or reopen (O_NOFOLLOW, when
+ * ckpt_file_check passes and the geometry matches) and map read-write, its
  * pages reserved; flock'ed so one process owns it. */
 int ckpt_file_create(struct ckpt_file *f, const char *path, const struct ckpt_geom *g,
 		     char *err, size_t errlen);
-/* Map an existing area (collx-ckptd: read-only). */
+/* An area file may be trusted: a regular file of this user, no group or
+ * other permissions; else -EPERM naming what is wrong. */
+int ckpt_file_check(int fd, const char *path, char *err, size_t errlen);
+/* Map an existing area (collx-ckptd: read-only; O_NOFOLLOW and
+ * ckpt_file_check as for create). */
 int ckpt_file_open(struct ckpt_file *f, const char *path, bool writable,
 		   char *err, size_t errlen);
 void ckpt_file_close(struct ckpt_file *f);
@@ -131,18 +154,43 @@ uint64_t ckpt_hdr_hash(const struct ckpt_shard_hdr *h);
 int ckpt_hdr_check(const struct ckpt_file *f, const struct ckpt_shard_hdr *h);
 /* ckpt_hdr_check() and COMPLETE: 0 or -EBADMSG/-ENOENT. */
 int ckpt_hdr_valid(const struct ckpt_file *f, const struct ckpt_shard_hdr *h);
-/* Slot of the newest complete copy of @entry with @tag (0: any tag), or -1. */
+/* Slot of the newest (greatest epoch, then seq) globally committed copy
+ * of @entry with @tag (0: any tag), or -1. */
 int ckpt_find(const struct ckpt_file *f, int entry, uint64_t tag);
-/* The slot a new save of @entry overwrites: never the newest complete. */
-int ckpt_victim(const struct ckpt_file *f, int entry);
+/* The same for a copy of exactly (@epoch, @tag). */
+int ckpt_find_id(const struct ckpt_file *f, int entry, uint64_t epoch, uint64_t tag);
+/* Slot of the newest complete copy, committed globally or not, or -1. */
+int ckpt_find_complete(const struct ckpt_file *f, int entry);
+/* The slot a new save of @entry overwrites: never the one holding the
+ * protected identity (@pepoch, @ptag: the last restored or globally
+ * committed save; 0, 0 for none), else never the newest globally
+ * committed, else never the newest complete. */
+int ckpt_victim(const struct ckpt_file *f, int entry, uint64_t pepoch, uint64_t ptag);
 uint64_t ckpt_next_seq(const struct ckpt_file *f);
+/* Greatest epoch in the area's header and in any header. */
+uint64_t ckpt_max_epoch(const struct ckpt_file *f);
 /* Mark empty before data arrives; commit after (seq set, hash, state). */
 void ckpt_hdr_invalidate(struct ckpt_shard_hdr *h);
 void ckpt_hdr_commit(struct ckpt_shard_hdr *h, uint64_t seq);
-/* Fill the header of @len bytes from @v (chunk hashes computed while the
- * data is copied into @dst, the slot's data). */
+/* The global commit mark, after every rank's acknowledgement. */
+void ckpt_hdr_gcommit(struct ckpt_shard_hdr *h);
+/* The area's record of the last global commit (page 0). */
+void ckpt_area_record_commit(const struct ckpt_file *f, uint64_t epoch, uint64_t tag,
+			     uint64_t seq);
+void ckpt_area_record_epoch(const struct ckpt_file *f, uint64_t max_epoch);
+void ckpt_area_record_protect(const struct ckpt_file *f, uint64_t epoch, uint64_t tag);
+const struct ckpt_area_hdr *ckpt_area_hdr(const struct ckpt_file *f);
+/* The header of the own shard of @bytes (no hashes yet). */
+void ckpt_hdr_begin(struct ckpt_shard_hdr *h, const struct ckpt_geom *g, struct ckpt_iov v,
+		    uint64_t tag);
+/* Chunk hashes of @data (the header's bytes), then the header's hash. */
+void ckpt_hdr_hash_data(struct ckpt_shard_hdr *h, const struct ckpt_geom *g,
+			const uint8_t *data, uint64_t epoch);
+/* ckpt_hdr_begin + copy + ckpt_hdr_hash_data in one pass (unit tests). */
 void ckpt_copy_and_hash(struct ckpt_shard_hdr *h, const struct ckpt_geom *g,
 			struct ckpt_iov v, uint8_t *dst, uint64_t tag);
+/* Copy the regions into @dst with @nthreads threads (the snapshot). */
+int ckpt_snapshot_copy(struct ckpt_iov v, uint8_t *dst, int nthreads);
 /* Sizes of @v as a header's region table. */
 void ckpt_hdr_set_regions(struct ckpt_shard_hdr *h, struct ckpt_iov v);
 /* Whether @h was saved with the sizes of @v; the reason otherwise. */
@@ -222,7 +270,10 @@ int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, struct ckpt_
 
 /* ---- metrics.c: node_exporter textfile ---------------------------------- */
 
-enum ckpt_phase { CKPT_PHASE_DUMP, CKPT_PHASE_ARCHIVE, CKPT_PHASE_RESTORE, CKPT_NPHASES };
+/* pause: the snapshot save_async returns after; dump: the whole save
+ * (call to global commit) */
+enum ckpt_phase { CKPT_PHASE_DUMP, CKPT_PHASE_ARCHIVE, CKPT_PHASE_RESTORE, CKPT_PHASE_PAUSE,
+		  CKPT_NPHASES };
 
 /* Record a phase and, when COLLX_CKPT_METRICS_DIR (or @dir) is set,
  * replace <dir>/collx_ckpt_<role>_r<rank>.prom atomically. */
@@ -236,11 +287,25 @@ void ckpt_metrics_reset(void);
 /* ---- area.c, save.c, load.c: the library ------------------------------ */
 
 struct collx_ckpt_area {
-	struct collx_comm *comm;
+	struct collx_comm *comm;	/* the caller's: load, latest */
+	struct collx_comm *xcomm;	/* the checkpoint's own: replication */
+	bool own_xcomm;			/* made by area_create, destroyed with it */
 	struct ckpt_file f;
-	void *mr;			/* the area's registration */
+	void *mr;			/* the area's registration with comm */
+	void *xmr;			/* ... and with xcomm */
 	uint64_t next_seq;
-	bool busy;			/* a save is in flight */
+	uint64_t epoch;			/* this timeline's; 0: the next save starts one */
+	uint64_t max_epoch;		/* greatest epoch seen here */
+	uint64_t protect_epoch, protect_tag;	/* never a victim (ckpt_victim) */
+	int copy_threads;		/* COLLX_CKPT_COPY_THREADS */
+	/* the progress thread: runs one save's replication at a time */
+	pthread_t thread;
+	bool thread_up;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct collx_ckpt_op *job;	/* queued or running, NULL when idle */
+	bool stop;
+	bool busy;			/* a save is in flight (job != NULL) */
 	char archive_dir[2048];		/* COLLX_CKPT_DIR, "" for none */
 	char err[CKPT_ERRLEN];
 };
@@ -253,6 +318,10 @@ int ckpt_check_regions(struct collx_ckpt_area *a, const struct collx_ckpt_region
 /* "rank 3: Connection reset by peer (...)" for statuses gathered from all. */
 int ckpt_combine(struct collx_ckpt_area *a, const int32_t *st, int nranks, int mine,
 		 const char *what);
+/* save.c: the progress thread's body; block until no save is in flight
+ * (returns the seconds waited). */
+void *ckpt_progress_main(void *arg);
+double ckpt_wait_idle(struct collx_ckpt_area *a);
 
 /* ---- util.c -------------------------------------------------------------- */
 

@@ -8,6 +8,15 @@
  *   collx-ckptd --area FILE --dir DIR [--incremental] [--replicas]
  *               [--once [--tag T]] [--interval-ms MS] [--no-direct]
  *               [--metrics-dir DIR]
+ *   collx-ckptd --area FILE --latest
+ *
+ * Only globally committed checkpoints are archived (every rank
+ * acknowledged them: ckpt_find).  --latest prints what this one area can
+ * restore: the area's last global commit record, and per entry (the own
+ * shard, each replica held) the newest globally committed copy, as
+ * "epoch E tag T"; exit 1 when the own shard has none.  It is this rank's
+ * view only: the checkpoint every rank can restore is
+ * collx_ckpt_latest()'s answer, which asks all ranks.
  *
  * --once: one pass, then exit (0: done or nothing new; 1: a failure or
  * the --tag asked for is not complete in the area).  Otherwise it polls
@@ -38,7 +47,7 @@ static void on_signal(int sig)
 struct opts {
 	const char *area, *metrics_dir;
 	struct ckpt_archive_opts a;
-	bool replicas, once;
+	bool replicas, once, latest;
 	uint64_t tag;
 	long interval_ms;
 };
@@ -48,7 +57,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: collx-ckptd --area FILE --dir DIR [--incremental] [--replicas]\n"
 		"                   [--once [--tag T]] [--interval-ms MS] [--no-direct]\n"
-		"                   [--metrics-dir DIR]\n");
+		"                   [--metrics-dir DIR]\n"
+		"       collx-ckptd --area FILE --latest\n");
 	exit(2);
 }
 
@@ -110,6 +120,40 @@ static int pass(const struct ckpt_file *f, const struct opts *o)
 	return rc;
 }
 
+/* --latest: this area's view. */
+static int latest(const struct ckpt_file *f)
+{
+	const struct ckpt_area_hdr *a = ckpt_area_hdr(f);
+	uint64_t seq = __atomic_load_n(&a->commit_seq, __ATOMIC_ACQUIRE);
+	int rc = 1;
+	uint32_t e;
+
+	printf("collx-ckptd: %s: rank %u of %u, k %u\n", f->path, f->g.rank, f->g.nranks, f->g.k);
+	if (seq)
+		printf("last global commit: epoch %" PRIu64 " tag %" PRIu64 " (seq %" PRIu64 ")\n",
+		       a->commit_epoch, a->commit_tag, seq);
+	else
+		printf("last global commit: none\n");
+	for (e = 0; e <= f->g.k; e++) {
+		int s = ckpt_find(f, e, 0);
+		const struct ckpt_shard_hdr *h = s >= 0 ? ckpt_hdr(f, s, e) : NULL;
+
+		if (e)
+			printf("replica of rank %u: ", ckpt_entry_src(&f->g, e));
+		else
+			printf("own shard (rank %u): ", f->g.rank);
+		if (!h) {
+			printf("none restorable\n");
+			continue;
+		}
+		printf("epoch %" PRIu64 " tag %" PRIu64 ", %" PRIu64 " bytes\n", h->epoch, h->tag,
+		       h->bytes);
+		if (!e)
+			rc = 0;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -122,6 +166,7 @@ int main(int argc, char **argv)
 		{ "interval-ms", required_argument, NULL, 'n' },
 		{ "no-direct", no_argument, NULL, 'D' },
 		{ "metrics-dir", required_argument, NULL, 'm' },
+		{ "latest", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .interval_ms = 1000 };
@@ -149,15 +194,22 @@ int main(int argc, char **argv)
 			break;
 		case 'D': o.a.no_direct = true; break;
 		case 'm': o.metrics_dir = optarg; break;
+		case 'L': o.latest = true; break;
 		default: usage();
 		}
 	}
-	if (!o.area || !o.a.dir || optind != argc || (o.tag && !o.once))
+	if (!o.area || optind != argc || (o.latest ? !!o.a.dir || o.once : !o.a.dir) ||
+	    (o.tag && !o.once))
 		usage();
 	rc = ckpt_file_open(&f, o.area, false, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "collx-ckptd: %s\n", err);
 		return 1;
+	}
+	if (o.latest) {
+		rc = latest(&f);
+		ckpt_file_close(&f);
+		return rc;
 	}
 	if (o.once) {
 		rc = pass(&f, &o);

@@ -15,6 +15,15 @@
  * Save and load are collective: every rank of the communicator calls them
  * with the same tag, in the same order as its other collectives.  Every
  * call returns 0 or a negative errno; collx_ckpt_last_error() says why.
+ *
+ * A save's pause is a local snapshot: the shard is copied into the rank's
+ * own area entry and collx_ckpt_save_async() returns; the replication
+ * runs behind it on a communicator of its own (see
+ * collx_ckpt_area_create()), driven by a thread of the library, so
+ * training collectives never queue behind it or interleave with it.  A
+ * checkpoint is restorable only once every rank acknowledged its shard and
+ * replicas (the global commit, marked last).  Each save is named
+ * (epoch, tag); a load starts a new epoch.
  */
 #ifndef COLLX_CKPT_H
 #define COLLX_CKPT_H
@@ -28,7 +37,7 @@ extern "C" {
 #endif
 
 #define COLLX_CKPT_MAJOR	1
-#define COLLX_CKPT_MINOR	0
+#define COLLX_CKPT_MINOR	1	/* 1: snapshot-first saves, epochs, latest */
 
 /* Most regions in one shard, most replicas per shard. */
 #define COLLX_CKPT_MAX_REGIONS	64
@@ -53,7 +62,14 @@ struct collx_ckpt_op;
  * collx-ckpt-$COLLX_CKPT_NAME-r<rank>) so that it outlives a crashed
  * process and collx-ckptd can map it; its pages are reserved at once and
  * registered with @comm (pinned, counted against RLIMIT_MEMLOCK).  An
- * existing area of the same geometry is reopened with its checkpoints.
+ * existing area of the same geometry is reopened with its checkpoints
+ * (O_NOFOLLOW; it must be a regular file of this user with no group or
+ * other permissions, else -EPERM).  The default name is a job id from the
+ * launcher: $TORCHELASTIC_RUN_ID, else $SLURM_JOB_ID, else "job".
+ * The replication runs on a second communicator made here with
+ * collx_comm_init_all() (every rank must create its area at the same
+ * point, as any init_all); collx_ckpt_area_create_comm() takes one the
+ * caller made instead.
  * @k < 0 takes $COLLX_CKPT_K, else 1.  Replicas of rank r go to ranks
  * r + j * stride (mod nranks), j = 1..k; stride is $COLLX_CKPT_STRIDE, else
  * the launcher's ranks per node (LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE,
@@ -64,8 +80,13 @@ struct collx_ckpt_op;
  */
 int collx_ckpt_area_create(struct collx_comm *comm, size_t bytes_per_shard,
 			   int k, struct collx_ckpt_area **area);
+/* The same with @ckpt_comm (same ranks as @comm, used for nothing else
+ * while the area exists; the caller destroys it after the area). */
+int collx_ckpt_area_create_comm(struct collx_comm *comm, struct collx_comm *ckpt_comm,
+				size_t bytes_per_shard, int k, struct collx_ckpt_area **area);
 
-/* Close the area (deregisters it); COLLX_CKPT_UNLINK also removes its file. */
+/* Close the area (deregisters it) after the save in flight, if any, ended;
+ * COLLX_CKPT_UNLINK also removes its file. */
 #define COLLX_CKPT_UNLINK	(1U << 0)
 int collx_ckpt_area_destroy(struct collx_ckpt_area *area, unsigned int flags);
 
@@ -83,6 +104,11 @@ struct collx_ckpt_stats {
 	uint64_t bytes_sent;	/* to replica holders (or to a restorer) */
 	uint64_t bytes_received;/* replicas held (or the shard restored) */
 	uint32_t mem;		/* COLLX_MEM_* of the transfers, OR-ed */
+	/* since minor 1 */
+	double pause_seconds;	/* save: the snapshot, until save_async returned */
+	double replicate_seconds;	/* save: the snapshot's end to the global commit */
+	double queued_seconds;	/* save: waiting for the previous save's replication */
+	uint64_t epoch;		/* the save's or the restored checkpoint's epoch */
 };
 
 /*
@@ -90,26 +116,34 @@ struct collx_ckpt_stats {
  * @tag (non-zero; the training step, increasing: incremental archives
  * compare with the greatest older tag).  Returns once every rank's local
  * copy and replicas are complete, committed (headers written after the
- * data) and acknowledged by all ranks.  -EINVAL: bad arguments or ranks
- * that disagree on the tag; transfer failures as collx_wait() (the comm is
- * then in its error state) — the previous checkpoint stays complete.
+ * data), acknowledged by all ranks and globally committed: the same as
+ * collx_ckpt_save_async() + collx_ckpt_wait().  -EINVAL: bad arguments or
+ * ranks that disagree on the tag; transfer failures as collx_wait() (the
+ * checkpoint comm is then in its error state) — the previous checkpoint
+ * stays complete and restorable.
  */
 int collx_ckpt_save(struct collx_comm *comm, struct collx_ckpt_area *area,
 		    const struct collx_ckpt_region *regions, int nregions,
 		    uint64_t tag);
 
 /*
- * The same, returning after the local copy with the transfers in flight;
- * collx_comm_fd() polls readable as they complete.  The regions must not
- * change until collx_ckpt_wait()/collx_ckpt_test() says done; every rank
- * must call one of them (the final acknowledgement is collective).
+ * The same, returning after the snapshot (the regions copied into this
+ * rank's own area entry, with COLLX_CKPT_COPY_THREADS threads, default 2,
+ * for shards of 8 MiB or more): the regions are free at once.  The
+ * descriptor exchange, hashing, replication, acknowledgement and global
+ * commit run in the library's progress thread on the checkpoint comm;
+ * they need no further call.  A save while the previous one still
+ * replicates first waits for it (stats: queued_seconds).  Bad input on
+ * this rank is returned at once (and the other ranks' saves fail naming
+ * it); every other outcome comes from collx_ckpt_wait()/collx_ckpt_test(),
+ * one of which must be called to free @op.
  */
 int collx_ckpt_save_async(struct collx_comm *comm, struct collx_ckpt_area *area,
 			  const struct collx_ckpt_region *regions, int nregions,
 			  uint64_t tag, struct collx_ckpt_op **op);
 /* Wait for @op, free it, return its outcome; @st may be NULL. */
 int collx_ckpt_wait(struct collx_ckpt_op *op, struct collx_ckpt_stats *st);
-/* Never blocks on the network: *@done = 0 while running (@op stays valid). */
+/* Never blocks and submits nothing: *@done = 0 while running (@op stays valid). */
 int collx_ckpt_test(struct collx_ckpt_op *op, int *done, struct collx_ckpt_stats *st);
 
 enum collx_ckpt_source {
@@ -132,11 +166,27 @@ const char *collx_ckpt_source_name(enum collx_ckpt_source src);
 int collx_ckpt_load(struct collx_comm *comm, struct collx_ckpt_area *area,
 		    const struct collx_ckpt_region *regions, int nregions,
 		    uint64_t tag, enum collx_ckpt_source *source);
+/*
+ * Restoring also obeys the global commit and epochs: only globally
+ * committed copies count; of several copies of @tag the newest epoch wins;
+ * ranks that would restore different epochs' copies all fail (-ESTALE).
+ * A successful load starts a new epoch: the next save never overwrites
+ * the checkpoint just restored, and its shards never mix with the old
+ * timeline's.
+ */
 /* collx_ckpt_load() with the transfer statistics. */
 int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *area,
 			  const struct collx_ckpt_region *regions, int nregions,
 			  uint64_t tag, enum collx_ckpt_source *source,
 			  struct collx_ckpt_stats *st);
+
+/*
+ * The newest checkpoint every rank can restore from memory (its own area
+ * or its holders' replicas; the archive is not asked), collective on
+ * @comm: *@tag and *@epoch, or -ENOENT when there is none.
+ */
+int collx_ckpt_latest(struct collx_comm *comm, struct collx_ckpt_area *area,
+		      uint64_t *tag, uint64_t *epoch);
 
 #ifdef __cplusplus
 }

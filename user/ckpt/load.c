@@ -9,6 +9,13 @@
  * and every chunk; whoever is still without a copy reads the archive.
  * Last, an allgather of the outcomes, so no rank resumes training while
  * another could not restore.
+ *
+ * Only globally committed copies count (ckpt_find).  Of the copies of the
+ * tag that any rank has in memory, the newest epoch is the one restored:
+ * a rank whose own copy is of an older epoch (an abandoned timeline) takes
+ * a replica of the newest instead, and the outcomes carry the epoch, so
+ * ranks that restored different timelines all fail.  Success starts a new
+ * epoch at the next save and protects the restored copies from it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,10 +32,20 @@ struct ldesc {
 	uint32_t nregions, __pad;
 	uint64_t sizes[COLLX_CKPT_MAX_REGIONS];
 	uint64_t held_bytes[COLLX_CKPT_MAX_K + 1];	/* 0: no replica of the tag */
+	uint64_t held_epoch[COLLX_CKPT_MAX_K + 1];
+	uint64_t own_epoch;		/* of the own copy restored, 0: none */
+	uint64_t max_epoch;
+};
+
+struct outcome {
+	int32_t status;
+	uint32_t __pad;
+	uint64_t epoch;			/* restored; 0: unknown (the archive) */
+	uint64_t max_epoch;
 };
 
 /* From the own entry: 0 (restored), -ENOENT, -EBADMSG, -EINVAL (sizes). */
-static int from_local(struct collx_ckpt_area *a, struct ckpt_iov v, uint64_t tag)
+static int from_local(struct collx_ckpt_area *a, struct ckpt_iov v, uint64_t tag, int slot)
 {
 	const struct ckpt_geom *g = &a->f.g;
 	const struct ckpt_shard_hdr *h;
@@ -36,7 +53,7 @@ static int from_local(struct collx_ckpt_area *a, struct ckpt_iov v, uint64_t tag
 	char e[CKPT_ERRLEN];
 	uint64_t off;
 	uint32_t c;
-	int slot = ckpt_find(&a->f, 0, tag), rc;
+	int rc;
 
 	if (slot < 0)
 		return -ENOENT;
@@ -62,14 +79,15 @@ static int from_local(struct collx_ckpt_area *a, struct ckpt_iov v, uint64_t tag
 
 /* A replica pushed by its holder: header and every chunk as saved. */
 static int check_pushed(struct collx_ckpt_area *a, const struct ckpt_shard_hdr *h,
-			struct ckpt_iov v, uint64_t tag, uint32_t holder)
+			struct ckpt_iov v, uint64_t tag, uint64_t epoch, uint32_t holder)
 {
 	const struct ckpt_geom *g = &a->f.g;
 	char e[CKPT_ERRLEN];
 	uint64_t off;
 	uint32_t c;
 
-	if (ckpt_hdr_check(&a->f, h) || h->src_rank != g->rank || h->tag != tag) {
+	if (ckpt_hdr_check(&a->f, h) || h->src_rank != g->rank || h->tag != tag ||
+	    h->epoch != epoch) {
 		ckpt_seterr(a, "load tag %llu: the header rank %u pushed is not valid",
 			    (unsigned long long)tag, holder);
 		return -EBADMSG;
@@ -179,7 +197,8 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 	struct ckpt_iov v = { 0 };
 	struct ldesc me = { 0 }, *all = NULL;
 	struct ckpt_shard_hdr *pushed = NULL;
-	int32_t *outcome = NULL, mine;
+	struct outcome *outcome = NULL, mine = { 0 };
+	uint64_t want = 0, max_epoch = 0, got = 0;
 	uint32_t *holder_of = NULL;	/* per rank: the replica entry j of its holder, 0 none */
 	enum collx_ckpt_source src = COLLX_CKPT_SRC_NONE;
 	double t0 = ckpt_now();
@@ -193,10 +212,8 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 		return -EINVAL;
 	}
 	*source = COLLX_CKPT_SRC_NONE;
-	if (a->busy) {
-		ckpt_seterr(a, "load: a save on this area is in flight");
-		return -EBUSY;
-	}
+	/* a save still replicating ends first (every rank's does) */
+	ckpt_wait_idle(a);
 	g = &a->f.g;
 	nr = g->nranks;
 	a->err[0] = 0;
@@ -222,9 +239,13 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 		}
 	}
 	if (!status) {
-		rc = from_local(a, v, tag);
-		if (!rc)
+		int slot = ckpt_find(&a->f, 0, tag);
+
+		rc = from_local(a, v, tag, slot);
+		if (!rc) {
 			src = COLLX_CKPT_SRC_LOCAL;
+			me.own_epoch = ckpt_hdr(&a->f, slot, 0)->epoch;
+		}
 		else if (rc == -EBADMSG)
 			snprintf(why, sizeof(why), "%.400s; ", a->err);
 		else if (rc != -ENOENT)
@@ -243,9 +264,12 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 	for (j = 1; j <= g->k; j++) {
 		int s = ckpt_find(&a->f, j, tag);
 
-		if (s >= 0)
+		if (s >= 0) {
 			me.held_bytes[j] = ckpt_hdr(&a->f, s, j)->bytes;
+			me.held_epoch[j] = ckpt_hdr(&a->f, s, j)->epoch;
+		}
 	}
+	me.max_epoch = a->max_epoch;
 	rc = collx_allgather(comm, &me, all, sizeof(me), COLLX_UINT8);
 	if (rc) {
 		ckpt_seterr(a, "load tag %llu: exchanging what each rank has: %s (%s)",
@@ -259,14 +283,36 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 				    (unsigned long long)all[q].tag, (unsigned long long)tag);
 			goto out;
 		}
-	/* 3: the same choice on every rank: the first holder with the tag
-	 * and the size asked for */
+	/* 3: the same choice on every rank: the newest epoch of the tag in
+	 * anyone's memory; then for each rank without it, the first holder
+	 * with that epoch and the size asked for */
+	for (q = 0; q < nr; q++) {
+		if (all[q].own_epoch > want)
+			want = all[q].own_epoch;
+		for (j = 1; j <= g->k; j++)
+			if (all[q].held_epoch[j] > want)
+				want = all[q].held_epoch[j];
+		if (all[q].max_epoch > max_epoch)
+			max_epoch = all[q].max_epoch;
+	}
+	for (q = 0; q < nr; q++)
+		if (!all[q].status && all[q].own_epoch != want)
+			all[q].need = 1;
+	if (me.own_epoch && me.own_epoch != want) {
+		/* an abandoned timeline's copy: not this one */
+		src = COLLX_CKPT_SRC_NONE;
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			 "own copy is of epoch %llu, another rank's of %llu; ",
+			 (unsigned long long)me.own_epoch, (unsigned long long)want);
+	}
+	me.need = all[g->rank].need;
 	for (q = 0; q < nr; q++) {
 		if (!all[q].need)
 			continue;
 		for (j = 1; j <= g->k && !holder_of[q]; j++) {
 			h = ckpt_holder(nr, g->stride, q, j);
-			if (all[h].held_bytes[j] && all[h].held_bytes[j] == all[q].bytes)
+			if (all[h].held_bytes[j] && all[h].held_bytes[j] == all[q].bytes &&
+			    all[h].held_epoch[j] == want)
 				holder_of[q] = j;
 			else if (q == g->rank && all[h].held_bytes[j])
 				snprintf(why + strlen(why), sizeof(why) - strlen(why),
@@ -284,7 +330,7 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 	}
 	if (me.need && holder_of[g->rank]) {
 		h = ckpt_holder(nr, g->stride, g->rank, holder_of[g->rank]);
-		rc = check_pushed(a, pushed, v, tag, h);
+		rc = check_pushed(a, pushed, v, tag, want, h);
 		if (!rc)
 			src = COLLX_CKPT_SRC_PEER;
 		else if (rc == -EINVAL)
@@ -312,15 +358,43 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 			}
 		}
 	}
-	/* 5: every rank's outcome */
-	mine = status;
+	/* 5: every rank's outcome and the timeline it restored */
+	got = src == COLLX_CKPT_SRC_LOCAL || src == COLLX_CKPT_SRC_PEER ? want : 0;
+	mine.status = status;
+	mine.epoch = got;
 	rc = collx_allgather(comm, &mine, outcome, sizeof(mine), COLLX_UINT8);
 	if (rc) {
 		ckpt_seterr(a, "load tag %llu: exchanging outcomes: %s (%s)", (unsigned long long)tag,
 			    collx_strerror(rc), collx_comm_last_error(comm));
 		goto out;
 	}
-	rc = ckpt_combine(a, outcome, nr, status, "load");
+	rc = status;
+	for (q = 0; q < nr && !rc; q++)
+		if (outcome[q].status) {
+			ckpt_seterr(a, "load: rank %u failed: %s", q, collx_strerror(outcome[q].status));
+			rc = -EREMOTEIO;
+		}
+	for (q = 0; q < nr && !rc; q++)
+		if (outcome[q].epoch && got && outcome[q].epoch != got) {
+			ckpt_seterr(a, "load tag %llu: rank %u restored epoch %llu, this rank epoch %llu: two timelines, refused",
+				    (unsigned long long)tag, q, (unsigned long long)outcome[q].epoch,
+				    (unsigned long long)got);
+			rc = -ESTALE;
+		}
+	if (!rc) {
+		/* a new timeline from here: the next save starts a new epoch
+		 * and never overwrites what was restored */
+		a->epoch = 0;
+		if (want > max_epoch)
+			max_epoch = want;
+		if (max_epoch > a->max_epoch)
+			a->max_epoch = max_epoch;
+		ckpt_area_record_epoch(&a->f, a->max_epoch);
+		a->protect_epoch = want;
+		a->protect_tag = tag;
+		ckpt_area_record_protect(&a->f, want, tag);
+		st.epoch = want;
+	}
 out:
 	st.seconds = ckpt_now() - t0;
 	st.bytes_local = v.n ? ckpt_regions_bytes(v) : 0;
@@ -342,4 +416,112 @@ int collx_ckpt_load(struct collx_comm *comm, struct collx_ckpt_area *a,
 		    uint64_t tag, enum collx_ckpt_source *source)
 {
 	return collx_ckpt_load_stats(comm, a, regions, nregions, tag, source, NULL);
+}
+
+/* What a rank can restore from memory: its own globally committed copies
+ * and the replicas of its shard that its holders have. */
+struct lid {
+	uint64_t epoch, tag;
+};
+
+struct latest_desc {
+	int32_t status;
+	uint32_t __pad;
+	struct lid own[CKPT_NSLOTS];
+	struct lid held[COLLX_CKPT_MAX_K + 1][CKPT_NSLOTS];
+};
+
+static void ids_of(const struct ckpt_file *f, int entry, struct lid *out)
+{
+	int s;
+
+	for (s = 0; s < CKPT_NSLOTS; s++) {
+		const struct ckpt_shard_hdr *h = ckpt_hdr(f, s, entry);
+
+		out[s].epoch = out[s].tag = 0;
+		if (ckpt_find_id(f, entry, h->epoch, h->tag) == s) {
+			out[s].epoch = h->epoch;
+			out[s].tag = h->tag;
+		}
+	}
+}
+
+static bool has_id(const struct lid *l, int n, struct lid id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (l[i].tag && l[i].epoch == id.epoch && l[i].tag == id.tag)
+			return true;
+	return false;
+}
+
+/* Whether every rank of @all can restore @id (own copy or a holder's). */
+static bool everyone_has(const struct ckpt_geom *g, const struct latest_desc *all, struct lid id)
+{
+	uint32_t q, j;
+
+	for (q = 0; q < g->nranks; q++) {
+		bool ok = has_id(all[q].own, CKPT_NSLOTS, id);
+
+		for (j = 1; j <= g->k && !ok; j++)
+			ok = has_id(all[ckpt_holder(g->nranks, g->stride, q, j)].held[j], CKPT_NSLOTS,
+				    id);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+int collx_ckpt_latest(struct collx_comm *comm, struct collx_ckpt_area *a, uint64_t *tag,
+		      uint64_t *epoch)
+{
+	struct latest_desc me = { 0 }, *all;
+	struct lid best = { 0, 0 };
+	const struct ckpt_geom *g;
+	uint32_t q, j;
+	int s, rc;
+
+	if (!comm || !a || a->comm != comm || !tag) {
+		if (a)
+			ckpt_seterr(a, "latest: bad arguments (communicator, area or tag)");
+		return -EINVAL;
+	}
+	ckpt_wait_idle(a);
+	g = &a->f.g;
+	all = calloc(g->nranks, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	ids_of(&a->f, 0, me.own);
+	for (j = 1; j <= g->k; j++)
+		ids_of(&a->f, j, me.held[j]);
+	rc = collx_allgather(comm, &me, all, sizeof(me), COLLX_UINT8);
+	if (rc) {
+		ckpt_seterr(a, "latest: exchanging what each rank has: %s (%s)", collx_strerror(rc),
+			    collx_comm_last_error(comm));
+		free(all);
+		return rc;
+	}
+	/* candidates: any identity anyone has; the greatest (epoch, then
+	 * tag) that every rank can restore; the same on every rank */
+	for (q = 0; q < g->nranks; q++)
+		for (j = 0; j <= g->k; j++)
+			for (s = 0; s < CKPT_NSLOTS; s++) {
+				struct lid id = j ? all[q].held[j][s] : all[q].own[s];
+
+				if (!id.tag || (id.epoch < best.epoch ||
+						(id.epoch == best.epoch && id.tag <= best.tag)))
+					continue;
+				if (everyone_has(g, all, id))
+					best = id;
+			}
+	free(all);
+	if (!best.tag) {
+		ckpt_seterr(a, "latest: no checkpoint that every rank can restore from memory");
+		return -ENOENT;
+	}
+	*tag = best.tag;
+	if (epoch)
+		*epoch = best.epoch;
+	return 0;
 }

@@ -300,7 +300,7 @@ int ckpt_manifest_store(const char *dir, const struct ckpt_manifest *m, char *er
 	text = ckpt_manifest_format(m, &len);
 	if (!text)
 		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "create %s: %s", tmp, strerror(-rc));

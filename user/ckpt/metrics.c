@@ -25,7 +25,7 @@ static const double bounds[] = {
 };
 #define NB (sizeof(bounds) / sizeof(bounds[0]))
 
-static const char *const phase_names[CKPT_NPHASES] = { "dump", "archive", "restore" };
+static const char *const phase_names[CKPT_NPHASES] = { "dump", "archive", "restore", "pause" };
 
 struct phase_stat {
 	uint64_t count;
@@ -62,7 +62,7 @@ static char *text_locked(uint32_t rank)
 #define PUT(...) (n += (size_t)snprintf(s + n, n < cap ? cap - n : 0, __VA_ARGS__))
 #define EACH for (p = 0; p < CKPT_NPHASES; p++) if (st[p].count)
 #define LBL "phase=\"%s\",rank=\"%u\""
-	PUT("# HELP collx_ckpt_phase_seconds Duration of checkpoint phases: dump (phase 1, into peers' memory), archive (phase 2, to the archive directory), restore.\n");
+	PUT("# HELP collx_ckpt_phase_seconds Duration of checkpoint phases: pause (the snapshot a save stops training for), dump (phase 1, call to global commit), archive (phase 2, to the archive directory), restore.\n");
 	PUT("# TYPE collx_ckpt_phase_seconds histogram\n");
 	EACH {
 		for (b = 0; b < NB; b++)

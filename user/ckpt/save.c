@@ -1,22 +1,34 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * Phase 1: the dump into peers' memory.
+ * Phase 1: the snapshot, then the dump into peers' memory behind it.
  *
- *  1. allgather each rank's descriptor (tag, region sizes, geometry, and
- *     whether its arguments are good, so a bad one fails every rank
- *     instead of leaving them waiting);
- *  2. mark the entries this save overwrites empty (the older slot of
- *     each: the newest complete copy is never touched);
- *  3. group A: the shard's regions sent to the k holders, the k sources'
- *     shards received into their replica entries (the kernel writes them
- *     straight into the registered area);
- *  4. meanwhile the shard is copied into the own entry, hashed per chunk;
- *  5. group B (after A on every connection: a comm runs one group at a
+ * In the caller (collx_ckpt_save_async), the pause:
+ *  0. wait for the previous save's replication, if it still runs;
+ *  1. mark the own entry this save overwrites empty (never the protected
+ *     or newest globally committed copy: ckpt_victim) and copy the
+ *     regions into it (the snapshot, several threads for large shards);
+ *     return.  The regions are free from here on.
+ * In the area's progress thread, on the checkpoint comm (a communicator of
+ * its own, so no training collective queues behind this or is ordered
+ * differently against it on two ranks):
+ *  2. allgather each rank's descriptor (tag, region sizes, geometry,
+ *     epoch, and whether its arguments are good, so a bad one fails every
+ *     rank instead of leaving them waiting);
+ *  3. mark the replica entries this save overwrites empty;
+ *  4. group A: the snapshot sent to the k holders (from the registered
+ *     area: zero copy), cut as the regions were, the k sources' shards
+ *     received into their replica entries;
+ *  5. meanwhile the snapshot is hashed per chunk (after the pause, not in
+ *     it: the copy is what training waits for);
+ *  6. group B (after A on every connection: a comm runs one group at a
  *     time): the owner's header, hashes included, to each holder;
- *  6. each header checked and committed, state last; then an allgather
- *     of every rank's outcome is the acknowledgement.
+ *  7. each header checked and committed locally, state last; then an
+ *     allgather of every rank's outcome is the acknowledgement;
+ *  8. only when every rank succeeded: the global commit mark on each entry
+ *     of this save and the area's commit record, written last.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,43 +39,57 @@ struct desc {
 	uint64_t tag;
 	uint64_t bytes;
 	uint64_t shard_cap;
+	uint64_t epoch;			/* the rank's current epoch, 0: none */
+	uint64_t max_epoch;		/* the greatest it has seen */
 	uint32_t chunk_bytes, k, stride, nregions;
 	int32_t status;
 	uint32_t __pad;
 	uint64_t sizes[COLLX_CKPT_MAX_REGIONS];
 };
 
-enum { ST_XFER, ST_ACK, ST_DONE };
-
 struct collx_ckpt_op {
 	struct collx_ckpt_area *a;
-	struct collx_comm *comm;
 	uint64_t tag;
-	double t0;
-	int stage;
+	double t0, t_snap;		/* call, end of the snapshot */
 	int status;			/* this rank's first error */
 	bool weak;			/* status is a consequence (EPIPE), not the cause */
+	bool done;			/* the progress thread finished it */
+	bool orphan;			/* refused locally: nobody waits, the thread frees it */
+	int nregions;
+	uint64_t sizes[COLLX_CKPT_MAX_REGIONS];
 	int nops;
 	struct collx_op **ops;
-	bool *done;
-	struct collx_op *ack;
-	int32_t mine;
 	int32_t *acks;
 	struct desc *all;
 	int slot[COLLX_CKPT_MAX_K + 1];
+	uint64_t epoch;
 	uint64_t end_ns;
+	char err[CKPT_ERRLEN];		/* the failure, copied to the area at wait */
 	struct collx_ckpt_stats st;
 };
 
 static void op_free(struct collx_ckpt_op *op)
 {
-	if (op->a)
-		op->a->busy = false;
 	free(op->ops);
-	free(op->done);
 	free(op->acks);
 	free(op->all);
 	free(op);
+}
+
+static void seterr(struct collx_ckpt_op *op, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The op's own error text: the progress thread never writes the area's,
+ * which the caller may be reading. */
+static void seterr(struct collx_ckpt_op *op, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(op->err, sizeof(op->err), fmt, ap);
+	va_end(ap);
+	if (getenv("COLLX_CKPT_DEBUG"))
+		fprintf(stderr, "collx-ckpt: %s\n", op->err);
 }
 
 static void note(struct collx_ckpt_op *op, int rc, const char *what)
@@ -74,18 +100,20 @@ static void note(struct collx_ckpt_op *op, int rc, const char *what)
 	if (rc && (!op->status || (op->weak && rc != -EPIPE))) {
 		op->weak = rc == -EPIPE;
 		op->status = rc;
-		ckpt_seterr(op->a, "save tag %llu: %s: %s (%s)", (unsigned long long)op->tag, what,
-			    collx_strerror(rc), collx_comm_last_error(op->comm));
+		seterr(op, "save tag %llu: %s: %s (%s)", (unsigned long long)op->tag, what,
+		       collx_strerror(rc), collx_comm_last_error(op->a->xcomm));
 	}
 }
 
-/* Step 1: agree on the save, or all fail on one rank's bad input. */
-static int exchange(struct collx_ckpt_op *op, struct ckpt_iov *v, const struct collx_ckpt_region *regions,
-		    int nregions)
+/* Step 2: agree on the save and its epoch, or all fail on one rank's bad
+ * input. */
+static int exchange(struct collx_ckpt_op *op)
 {
 	struct collx_ckpt_area *a = op->a;
 	const struct ckpt_geom *g = &a->f.g;
 	struct desc d = { 0 };
+	uint64_t max_epoch = 0;
+	bool same_epoch = true;
 	uint32_t i, j;
 	int rc;
 
@@ -94,139 +122,100 @@ static int exchange(struct collx_ckpt_op *op, struct ckpt_iov *v, const struct c
 	d.chunk_bytes = g->chunk_bytes;
 	d.k = g->k;
 	d.stride = g->stride;
-	rc = op->tag ? 0 : -EINVAL;
-	if (rc)
-		ckpt_seterr(a, "save: tag 0 is reserved");
-	if (!rc) {
-		rc = ckpt_check_regions(a, regions, nregions, v);
-		if (rc) {
-			char why[CKPT_ERRLEN];
-
-			snprintf(why, sizeof(why), "%s", a->err);
-			ckpt_seterr(a, "save tag %llu: %s", (unsigned long long)op->tag, why);
+	d.epoch = a->epoch;
+	d.max_epoch = a->max_epoch;
+	d.status = op->status;
+	if (!op->status) {
+		d.nregions = op->nregions;
+		for (i = 0; i < (uint32_t)op->nregions; i++) {
+			d.sizes[i] = op->sizes[i];
+			d.bytes += op->sizes[i];
 		}
 	}
-	if (!rc) {
-		d.bytes = ckpt_regions_bytes(*v);
-		d.nregions = nregions;
-		for (i = 0; i < (uint32_t)nregions; i++)
-			d.sizes[i] = regions[i].bytes;
-	}
-	d.status = rc;
-	op->status = rc;
-	rc = collx_allgather(op->comm, &d, op->all, sizeof(d), COLLX_UINT8);
+	rc = collx_allgather(a->xcomm, &d, op->all, sizeof(d), COLLX_UINT8);
 	if (rc) {
 		note(op, rc, "exchanging descriptors");
 		return rc;
 	}
 	for (i = 0; i < g->nranks; i++) {
 		const struct desc *o = &op->all[i];
+		uint64_t sum = 0;
 
 		if (o->status) {
 			if (!op->status) {
 				op->status = -EREMOTEIO;
-				ckpt_seterr(a, "save tag %llu: rank %u refused it: %s",
-					    (unsigned long long)op->tag, i, collx_strerror(o->status));
+				seterr(op, "save tag %llu: rank %u refused it: %s",
+				       (unsigned long long)op->tag, i, collx_strerror(o->status));
 			}
 			return op->status;
 		}
 		if (o->tag != op->tag || o->shard_cap != g->shard_cap ||
 		    o->chunk_bytes != g->chunk_bytes || o->k != g->k || o->stride != g->stride) {
 			op->status = -EINVAL;
-			ckpt_seterr(a,
-				    "save: rank %u saves tag %llu with shard %llu, chunk %u, k %u, stride %u; this rank tag %llu, %llu, %u, %u, %u",
-				    i, (unsigned long long)o->tag, (unsigned long long)o->shard_cap,
-				    o->chunk_bytes, o->k, o->stride, (unsigned long long)op->tag,
-				    (unsigned long long)g->shard_cap, g->chunk_bytes, g->k, g->stride);
+			seterr(op,
+			       "save: rank %u saves tag %llu with shard %llu, chunk %u, k %u, stride %u; this rank tag %llu, %llu, %u, %u, %u",
+			       i, (unsigned long long)o->tag, (unsigned long long)o->shard_cap,
+			       o->chunk_bytes, o->k, o->stride, (unsigned long long)op->tag,
+			       (unsigned long long)g->shard_cap, g->chunk_bytes, g->k, g->stride);
 			return op->status;
 		}
-		{
-			uint64_t sum = 0;
-
-			for (j = 0; j < o->nregions && j < COLLX_CKPT_MAX_REGIONS; j++)
-				sum += o->sizes[j];
-			if (o->nregions > COLLX_CKPT_MAX_REGIONS || sum != o->bytes ||
-			    o->bytes > g->shard_cap) {
-				op->status = -EPROTO;
-				ckpt_seterr(a, "save: rank %u sent a malformed descriptor", i);
-				return op->status;
-			}
+		for (j = 0; j < o->nregions && j < COLLX_CKPT_MAX_REGIONS; j++)
+			sum += o->sizes[j];
+		if (o->nregions > COLLX_CKPT_MAX_REGIONS || sum != o->bytes ||
+		    o->bytes > g->shard_cap) {
+			op->status = -EPROTO;
+			seterr(op, "save: rank %u sent a malformed descriptor", i);
+			return op->status;
 		}
+		if (o->epoch != op->all[0].epoch || !o->epoch)
+			same_epoch = false;
+		if (o->max_epoch > max_epoch)
+			max_epoch = o->max_epoch;
 	}
-	return op->status;
-}
-
-static int add_op(struct collx_ckpt_op *op, struct collx_op *o)
-{
-	op->ops[op->nops++] = o;
+	/* the same on every rank: the timeline goes on while every rank is
+	 * in it; else (a new process, a restore) a new epoch above every
+	 * one any rank has seen */
+	op->epoch = same_epoch ? op->all[0].epoch : max_epoch + 1;
 	return 0;
 }
 
-int collx_ckpt_save_async(struct collx_comm *comm, struct collx_ckpt_area *a,
-			  const struct collx_ckpt_region *regions, int nregions,
-			  uint64_t tag, struct collx_ckpt_op **opp)
+static void add_op(struct collx_ckpt_op *op, int rc, struct collx_op *o, const char *what)
 {
-	struct collx_ckpt_op *op;
-	const struct ckpt_geom *g;
-	struct ckpt_iov v = { 0 };
-	uint32_t j, i, nr;
-	int rc, maxops;
+	if (o)
+		op->ops[op->nops++] = o;
+	note(op, rc, what);
+}
 
-	if (!comm || !a || !opp || a->comm != comm) {
-		if (a)
-			ckpt_seterr(a, "save: bad arguments (communicator, area or op)");
-		return -EINVAL;
-	}
-	*opp = NULL;
-	if (a->busy) {
-		ckpt_seterr(a, "save: another save on this area is in flight");
-		return -EBUSY;
-	}
-	g = &a->f.g;
-	nr = g->nranks;
-	op = calloc(1, sizeof(*op));
-	if (!op)
-		return -ENOMEM;
-	maxops = 4 * (g->k + 1) * (COLLX_CKPT_MAX_REGIONS + 1);
-	op->ops = calloc(maxops, sizeof(*op->ops));
-	op->done = calloc(maxops, sizeof(*op->done));
-	op->acks = calloc(nr, sizeof(*op->acks));
-	op->all = calloc(nr, sizeof(*op->all));
-	if (!op->ops || !op->done || !op->acks || !op->all) {
-		op_free(op);
-		return -ENOMEM;
-	}
-	op->a = a;
-	op->comm = comm;
-	op->tag = tag;
-	op->t0 = ckpt_now();
-	a->busy = true;
-	a->err[0] = 0;
-	rc = exchange(op, &v, regions, nregions);
-	if (rc) {
-		op_free(op);
-		return rc;
-	}
-	/* step 2 */
-	for (j = 0; j <= g->k; j++) {
-		op->slot[j] = ckpt_victim(&a->f, j);
+/* Steps 3-6: submit; hashing runs while group A moves. */
+static void submit(struct collx_ckpt_op *op)
+{
+	struct collx_ckpt_area *a = op->a;
+	const struct ckpt_geom *g = &a->f.g;
+	struct collx_comm *comm = a->xcomm;
+	struct ckpt_shard_hdr *own = ckpt_hdr(&a->f, op->slot[0], 0);
+	const uint8_t *snap = ckpt_data(&a->f, op->slot[0], 0);
+	uint32_t j, i, nr = g->nranks;
+	int rc;
+
+	for (j = 1; j <= g->k; j++) {
+		op->slot[j] = ckpt_victim(&a->f, j, a->protect_epoch, a->protect_tag);
 		ckpt_hdr_invalidate(ckpt_hdr(&a->f, op->slot[j], j));
 	}
-	/* step 3: group A */
 	collx_group_start();
 	for (j = 1; j <= g->k; j++) {
 		uint32_t h = ckpt_holder(nr, g->stride, g->rank, j);
+		uint64_t off = 0;
 
-		for (i = 0; i < (uint32_t)nregions; i++) {
+		/* cut as the regions were: each send meets one recv */
+		for (i = 0; i < (uint32_t)op->nregions; i++) {
 			struct collx_op *o = NULL;
 
-			if (!regions[i].bytes)
+			if (!op->sizes[i])
 				continue;
-			rc = collx_send_async(comm, regions[i].buf, regions[i].bytes, COLLX_UINT8, h, &o);
-			if (o)
-				add_op(op, o);
-			note(op, rc, "send");
-			op->st.bytes_sent += regions[i].bytes;
+			rc = collx_send_async(comm, snap + off, op->sizes[i], COLLX_UINT8, h, &o);
+			add_op(op, rc, o, "send");
+			off += op->sizes[i];
+			op->st.bytes_sent += op->sizes[i];
 		}
 	}
 	for (j = 1; j <= g->k; j++) {
@@ -241,49 +230,36 @@ int collx_ckpt_save_async(struct collx_comm *comm, struct collx_ckpt_area *a,
 			if (!d->sizes[i])
 				continue;
 			rc = collx_recv_async(comm, dst + off, d->sizes[i], COLLX_UINT8, s, &o);
-			if (o)
-				add_op(op, o);
-			note(op, rc, "recv");
+			add_op(op, rc, o, "recv");
 			off += d->sizes[i];
 		}
 		op->st.bytes_received += d->bytes;
 	}
 	rc = collx_group_end();
 	note(op, rc, "submitting the replicas");
-	/* step 4, while the replicas move */
-	ckpt_copy_and_hash(ckpt_hdr(&a->f, op->slot[0], 0), g, v,
-			   ckpt_data(&a->f, op->slot[0], 0), tag);
-	op->st.bytes_local = ckpt_regions_bytes(v);
-	/* step 5: group B */
+	/* step 5, while the replicas move (the sends only read the data) */
+	ckpt_hdr_hash_data(own, g, snap, op->epoch);
 	collx_group_start();
 	for (j = 1; j <= g->k; j++) {
 		struct collx_op *o = NULL;
 
-		rc = collx_send_async(comm, ckpt_hdr(&a->f, op->slot[0], 0), g->hdr_block, COLLX_UINT8,
+		rc = collx_send_async(comm, own, g->hdr_block, COLLX_UINT8,
 				      ckpt_holder(nr, g->stride, g->rank, j), &o);
-		if (o)
-			add_op(op, o);
-		note(op, rc, "send header");
+		add_op(op, rc, o, "send header");
 	}
 	for (j = 1; j <= g->k; j++) {
 		struct collx_op *o = NULL;
 
 		rc = collx_recv_async(comm, ckpt_hdr(&a->f, op->slot[j], j), g->hdr_block, COLLX_UINT8,
 				      ckpt_source(nr, g->stride, g->rank, j), &o);
-		if (o)
-			add_op(op, o);
-		note(op, rc, "recv header");
+		add_op(op, rc, o, "recv header");
 	}
 	rc = collx_group_end();
 	note(op, rc, "submitting the headers");
-	op->st.tag = tag;
-	op->stage = ST_XFER;
-	*opp = op;
-	return 0;
 }
 
-/* Step 6: every header checked, then committed (state last). */
-static void commit(struct collx_ckpt_op *op)
+/* Step 7, first half: every header checked, then committed (state last). */
+static void commit_local(struct collx_ckpt_op *op)
 {
 	struct collx_ckpt_area *a = op->a;
 	const struct ckpt_geom *g = &a->f.g;
@@ -295,10 +271,10 @@ static void commit(struct collx_ckpt_op *op)
 		uint32_t s = ckpt_source(g->nranks, g->stride, g->rank, j);
 
 		if (ckpt_hdr_check(&a->f, h) || h->src_rank != s || h->tag != op->tag ||
-		    h->bytes != op->all[s].bytes) {
+		    h->epoch != op->epoch || h->bytes != op->all[s].bytes) {
 			op->status = -EPROTO;
-			ckpt_seterr(a, "save tag %llu: the header rank %u sent for its replica is not valid",
-				    (unsigned long long)op->tag, s);
+			seterr(op, "save tag %llu: the header rank %u sent for its replica is not valid",
+			       (unsigned long long)op->tag, s);
 		}
 	}
 	if (op->status)
@@ -308,61 +284,181 @@ static void commit(struct collx_ckpt_op *op)
 	a->next_seq = seq + 1;
 }
 
-/* Drive @op; @block: wait, else return -EAGAIN while it runs. */
-static int advance(struct collx_ckpt_op *op, bool block)
+/* Steps 2-8, in the progress thread. */
+static void replicate(struct collx_ckpt_op *op)
 {
-	struct collx_completion c;
-	int i, rc, done;
+	struct collx_ckpt_area *a = op->a;
+	const struct ckpt_geom *g = &a->f.g;
+	int32_t mine;
+	uint32_t j;
+	int i, rc;
 
-	if (op->stage == ST_XFER) {
-		for (i = 0; i < op->nops; i++) {
-			if (op->done[i])
-				continue;
-			memset(&c, 0, sizeof(c));
-			if (block) {
-				rc = collx_wait(op->ops[i], &c);
-				done = 1;
-			} else {
-				rc = collx_test(op->ops[i], &done, &c);
-			}
-			if (!done)
-				return -EAGAIN;
-			op->done[i] = true;
-			note(op, rc, "transfer");
-			op->st.mem |= c.mem;
-			if (c.end_ns > op->end_ns)
-				op->end_ns = c.end_ns;
-		}
-		if (!op->status)
-			commit(op);
-		op->mine = op->status;
-		rc = collx_allgather_async(op->comm, &op->mine, op->acks, sizeof(int32_t),
-					   COLLX_UINT8, &op->ack);
-		if (rc) {
-			note(op, rc, "acknowledgement");
-			op->stage = ST_DONE;
-			return 0;
-		}
-		op->stage = ST_ACK;
-	}
-	if (op->stage == ST_ACK) {
-		memset(&c, 0, sizeof(c));
-		if (block) {
-			rc = collx_wait(op->ack, &c);
-			done = 1;
-		} else {
-			rc = collx_test(op->ack, &done, &c);
-		}
-		if (!done)
-			return -EAGAIN;
-		note(op, rc, "acknowledgement");
+	if (exchange(op))
+		return;
+	submit(op);
+	for (i = 0; i < op->nops; i++) {
+		struct collx_completion c = { 0 };
+
+		/* blocks: this thread has nothing else to do */
+		rc = collx_wait(op->ops[i], &c);
+		note(op, rc, "transfer");
+		op->st.mem |= c.mem;
 		if (c.end_ns > op->end_ns)
 			op->end_ns = c.end_ns;
-		if (!rc)
-			op->status = ckpt_combine(op->a, op->acks, op->a->f.g.nranks, op->status,
-						  "save");
-		op->stage = ST_DONE;
 	}
+	if (!op->status)
+		commit_local(op);
+	mine = op->status;
+	rc = collx_allgather(a->xcomm, &mine, op->acks, sizeof(int32_t), COLLX_UINT8);
+	if (rc) {
+		note(op, rc, "acknowledgement");
+		return;
+	}
+	if (op->status)
+		return;
+	for (i = 0; i < (int)g->nranks; i++)
+		if (op->acks[i]) {
+			op->status = -EREMOTEIO;
+			seterr(op, "save tag %llu: rank %d failed: %s", (unsigned long long)op->tag, i,
+			       collx_strerror(op->acks[i]));
+			return;
+		}
+	/* step 8: every rank has its shard and replicas: committed globally */
+	for (j = 0; j <= g->k; j++)
+		ckpt_hdr_gcommit(ckpt_hdr(&a->f, op->slot[j], j));
+	ckpt_area_record_commit(&a->f, op->epoch, op->tag, a->next_seq - 1);
+	a->epoch = op->epoch;
+	if (op->epoch > a->max_epoch)
+		a->max_epoch = op->epoch;
+	a->protect_epoch = op->epoch;
+	a->protect_tag = op->tag;
+	ckpt_area_record_protect(&a->f, op->epoch, op->tag);
+}
+
+void *ckpt_progress_main(void *arg)
+{
+	struct collx_ckpt_area *a = arg;
+	struct collx_ckpt_op *op;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		while (!a->stop && (!a->job || a->job->done))
+			pthread_cond_wait(&a->cond, &a->lock);
+		if (a->stop)
+			break;
+		op = a->job;
+		pthread_mutex_unlock(&a->lock);
+		replicate(op);
+		op->st.replicate_seconds = ckpt_now() - op->t_snap;
+		op->st.seconds = ckpt_now() - op->t0;
+		op->st.epoch = op->epoch;
+		if (!op->status)
+			ckpt_metrics_observe(NULL, "rank", a->f.g.rank, CKPT_PHASE_DUMP,
+					     op->st.seconds, op->st.bytes_local * (a->f.g.k + 1),
+					     op->tag, NULL);
+		pthread_mutex_lock(&a->lock);
+		op->done = true;
+		a->job = NULL;
+		a->busy = false;
+		if (op->orphan)
+			op_free(op);
+		pthread_cond_broadcast(&a->cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+double ckpt_wait_idle(struct collx_ckpt_area *a)
+{
+	double t0 = ckpt_now();
+
+	pthread_mutex_lock(&a->lock);
+	while (a->job)
+		pthread_cond_wait(&a->cond, &a->lock);
+	pthread_mutex_unlock(&a->lock);
+	return ckpt_now() - t0;
+}
+
+int collx_ckpt_save_async(struct collx_comm *comm, struct collx_ckpt_area *a,
+			  const struct collx_ckpt_region *regions, int nregions,
+			  uint64_t tag, struct collx_ckpt_op **opp)
+{
+	struct collx_ckpt_op *op;
+	const struct ckpt_geom *g;
+	struct ckpt_iov v = { 0 };
+	double queued;
+	int i, rc = 0;
+
+	if (!comm || !a || !opp || a->comm != comm) {
+		if (a)
+			ckpt_seterr(a, "save: bad arguments (communicator, area or op)");
+		return -EINVAL;
+	}
+	*opp = NULL;
+	if (!a->thread_up) {
+		ckpt_seterr(a, "save: the area has no progress thread (destroyed)");
+		return -EINVAL;
+	}
+	g = &a->f.g;
+	/* step 0: one save replicates at a time; the next waits (simple,
+	 * and its snapshot may reuse no slot the running one writes) */
+	queued = ckpt_wait_idle(a);
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -ENOMEM;
+	op->ops = calloc(4 * (g->k + 1) * (COLLX_CKPT_MAX_REGIONS + 1), sizeof(*op->ops));
+	op->acks = calloc(g->nranks, sizeof(*op->acks));
+	op->all = calloc(g->nranks, sizeof(*op->all));
+	if (!op->ops || !op->acks || !op->all) {
+		op_free(op);
+		return -ENOMEM;
+	}
+	op->a = a;
+	op->tag = tag;
+	op->t0 = ckpt_now() - queued;
+	op->st.tag = tag;
+	op->st.queued_seconds = queued;
+	a->err[0] = 0;
+	if (!tag) {
+		rc = -EINVAL;
+		ckpt_seterr(a, "save: tag 0 is reserved");
+	} else {
+		rc = ckpt_check_regions(a, regions, nregions, &v);
+		if (rc) {
+			char why[CKPT_ERRLEN];
+
+			snprintf(why, sizeof(why), "%s", a->err);
+			ckpt_seterr(a, "save tag %llu: %s", (unsigned long long)tag, why);
+		}
+	}
+	if (!rc) {
+		/* step 1: the snapshot */
+		op->nregions = nregions;
+		for (i = 0; i < nregions; i++)
+			op->sizes[i] = regions[i].bytes;
+		op->slot[0] = ckpt_victim(&a->f, 0, a->protect_epoch, a->protect_tag);
+		ckpt_hdr_invalidate(ckpt_hdr(&a->f, op->slot[0], 0));
+		ckpt_hdr_begin(ckpt_hdr(&a->f, op->slot[0], 0), g, v, tag);
+		ckpt_snapshot_copy(v, ckpt_data(&a->f, op->slot[0], 0), a->copy_threads);
+		op->st.bytes_local = ckpt_regions_bytes(v);
+	}
+	op->status = rc;
+	op->t_snap = ckpt_now();
+	op->st.pause_seconds = op->t_snap - op->t0 - queued;
+	if (!rc)
+		ckpt_metrics_observe(NULL, "rank", g->rank, CKPT_PHASE_PAUSE, op->st.pause_seconds,
+				     op->st.bytes_local, tag, NULL);
+	/* even a refused save goes to the thread: its descriptor tells the
+	 * other ranks, whose saves then fail instead of waiting */
+	pthread_mutex_lock(&a->lock);
+	op->orphan = rc != 0;
+	a->job = op;
+	a->busy = true;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	if (rc)
+		return rc;
+	*opp = op;
 	return 0;
 }
 
@@ -370,12 +466,9 @@ static int finish(struct collx_ckpt_op *op, struct collx_ckpt_stats *st)
 {
 	struct collx_ckpt_area *a = op->a;
 	int rc = op->status;
-	double end = op->end_ns ? op->end_ns / 1e9 : ckpt_now();
 
-	op->st.seconds = end - op->t0;
-	if (!rc)
-		ckpt_metrics_observe(NULL, "rank", a->f.g.rank, CKPT_PHASE_DUMP, op->st.seconds,
-				     op->st.bytes_local * (a->f.g.k + 1), op->tag, NULL);
+	if (rc)
+		ckpt_seterr(a, "%s", op->err);
 	if (st)
 		*st = op->st;
 	op_free(op);
@@ -384,22 +477,31 @@ static int finish(struct collx_ckpt_op *op, struct collx_ckpt_stats *st)
 
 int collx_ckpt_wait(struct collx_ckpt_op *op, struct collx_ckpt_stats *st)
 {
+	struct collx_ckpt_area *a;
+
 	if (!op)
 		return -EINVAL;
-	advance(op, true);
+	a = op->a;
+	pthread_mutex_lock(&a->lock);
+	while (!op->done)
+		pthread_cond_wait(&a->cond, &a->lock);
+	pthread_mutex_unlock(&a->lock);
 	return finish(op, st);
 }
 
 int collx_ckpt_test(struct collx_ckpt_op *op, int *done, struct collx_ckpt_stats *st)
 {
+	struct collx_ckpt_area *a;
+	bool d;
+
 	if (!op || !done)
 		return -EINVAL;
-	if (advance(op, false) == -EAGAIN) {
-		*done = 0;
-		return 0;
-	}
-	*done = 1;
-	return finish(op, st);
+	a = op->a;
+	pthread_mutex_lock(&a->lock);
+	d = op->done;
+	pthread_mutex_unlock(&a->lock);
+	*done = d;
+	return d ? finish(op, st) : 0;
 }
 
 int collx_ckpt_save(struct collx_comm *comm, struct collx_ckpt_area *a,
@@ -408,5 +510,12 @@ int collx_ckpt_save(struct collx_comm *comm, struct collx_ckpt_area *a,
 	struct collx_ckpt_op *op;
 	int rc = collx_ckpt_save_async(comm, a, regions, nregions, tag, &op);
 
-	return rc ? rc : collx_ckpt_wait(op, NULL);
+	if (rc) {
+		/* the refused save's exchange still runs: wait for it, so a
+		 * later load or save finds the area idle and in step */
+		if (a && a->comm == comm && comm)
+			ckpt_wait_idle(a);
+		return rc;
+	}
+	return collx_ckpt_wait(op, NULL);
 }

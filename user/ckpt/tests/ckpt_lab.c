@@ -5,8 +5,16 @@
  * (collx_comm_init_all), one area, and the steps given, in order:
  *
  *   save:TAG:PAT        fill the shard with PAT, save it
- *   asave:TAG:PAT       the same with collx_ckpt_save_async, polling the comm's fd
- *   die:TAG:PAT         start an async save and SIGKILL this process mid-way
+ *   asave:TAG:PAT       the same with collx_ckpt_save_async: as soon as it
+ *                       returns the regions are overwritten (they are free
+ *                       after the snapshot), then it is polled with
+ *                       collx_ckpt_test; a later load:TAG must give PAT
+ *   atrain:TAG:PAT:N    save_async, regions overwritten, then N allreduces
+ *                       on the training comm while the replication runs
+ *                       (each sum checked), then wait
+ *   die:TAG:PAT         start an async save and SIGKILL this process right
+ *                       after the snapshot, its replication in flight
+ *   latest:TAG          collx_ckpt_latest must name TAG
  *   savefail:TAG:PAT    a save that must fail (a peer died)
  *   saveerr:TAG:PAT:ERR[,ERR][:BYTES]  a save that must fail with one of
  *                       these errnos; with BYTES, passing one region of
@@ -17,7 +25,8 @@
  *   loadsize:TAG:BYTES:ERR  a load into a shard of BYTES that must fail with ERR
  *   loadany:TAG:PAT     a load that either fails cleanly (ENOENT, EREMOTEIO)
  *                       or gives PAT's bytes exactly
- *   show                print the area's entries (state, tag, seq)
+ *   show                print the area's entries (state, tag, seq, epoch,
+ *                       global commit)
  *   dropown             forget this rank's own copies (a lost local copy;
  *                       replicas it holds stay)
  *   wipe                remove the area's file and make a new, empty one
@@ -32,7 +41,6 @@
  * "time " give seconds for the benchmark.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,12 +230,37 @@ static const char *mem_str(uint32_t m)
 	return m ? b : "- ";
 }
 
-static void do_save(uint64_t tag, const char *pat, int mode)
+/* Overwrite the regions with garbage: the saved bytes must not change. */
+static void scribble(void)
+{
+	memset(shard, 0x5a, bytes);
+}
+
+/* N allreduces of one int64 per rank on the training comm, each checked. */
+static int train_steps(int n)
+{
+	int64_t v, i;
+	int rc, s;
+
+	for (s = 0; s < n; s++) {
+		v = rank + s;
+		rc = collx_allreduce(comm, &v, &v, 1, COLLX_INT64, COLLX_OP_SUM);
+		if (rc)
+			return rc;
+		for (i = 0, rc = 0; i < collx_comm_size(comm); i++)
+			rc += i + s;
+		if (v != rc)
+			die("training allreduce %s: wrong sum%s", "", "");
+	}
+	return 0;
+}
+
+static void do_save(uint64_t tag, const char *pat, int mode, int steps)
 {
 	struct collx_ckpt_stats st;
 	struct collx_ckpt_op *op;
 	struct pat p;
-	double t0;
+	double t0, t_ret = 0;
 	int rc, done = 0, polls = 0;
 
 	parse_pat(pat, &p);
@@ -239,17 +272,32 @@ static void do_save(uint64_t tag, const char *pat, int mode)
 			rc = collx_ckpt_wait(op, &st);
 	} else {
 		rc = collx_ckpt_save_async(comm, area, reg, nreg, tag, &op);
+		t_ret = ckpt_now() - t0;
 		if (!rc && mode == 2) {
 			printf("rank %d: killing myself mid-save of tag %llu\n", rank,
 			       (unsigned long long)tag);
 			fflush(stdout);
 			kill(getpid(), SIGKILL);
 		}
+		if (!rc && mode != 3)
+			scribble();
+		if (!rc && mode == 4) {
+			int dn = 0;
+
+			rc = train_steps(steps);
+			if (rc)
+				die("a training allreduce during the replication failed: %s: %s",
+				    collx_strerror(rc), collx_comm_last_error(comm));
+			rc = collx_ckpt_test(op, &dn, &st);
+			printf("rank %d: %d training allreduces ran during the replication (%s when they ended)\n",
+			       rank, steps, dn ? "done" : "still replicating");
+			if (!rc && !dn)
+				rc = collx_ckpt_wait(op, &st);
+			done = 1;
+		}
 		/* bounded: the comm's timeout ends a stuck save long before */
 		while (!rc && !done && polls < 100000) {
-			struct pollfd pf = { .fd = collx_comm_fd(comm), .events = POLLIN };
-
-			poll(&pf, 1, 10);
+			usleep(10000);
 			rc = collx_ckpt_test(op, &done, &st);
 			polls++;
 		}
@@ -265,11 +313,35 @@ static void do_save(uint64_t tag, const char *pat, int mode)
 	}
 	if (rc)
 		die("save failed: %s: %s", ename(rc), collx_ckpt_last_error(area));
-	printf("rank %d: save tag %llu%s: %.3f s (%.3f s in the call), %llu local, %llu sent, %llu received, mem %s\n",
-	       rank, (unsigned long long)tag, mode ? " async" : "", st.seconds, ckpt_now() - t0,
-	       (unsigned long long)st.bytes_local, (unsigned long long)st.bytes_sent,
-	       (unsigned long long)st.bytes_received, mem_str(st.mem));
+	printf("rank %d: save tag %llu%s: %.3f s (%.3f s in the call), pause %.3f s, replication %.3f s, queued %.3f s, epoch %llu, %llu local, %llu sent, %llu received, mem %s\n",
+	       rank, (unsigned long long)tag, mode ? " async" : "", st.seconds,
+	       mode ? t_ret : ckpt_now() - t0, st.pause_seconds, st.replicate_seconds,
+	       st.queued_seconds, (unsigned long long)st.epoch, (unsigned long long)st.bytes_local,
+	       (unsigned long long)st.bytes_sent, (unsigned long long)st.bytes_received,
+	       mem_str(st.mem));
+	if (mode && t_ret > st.seconds + 1e-3)
+		die("save_async returned after the whole save%s%s", "", "");
 	printf("time save %.6f\n", ckpt_now() - t0);
+	printf("time pause %.6f\n", st.pause_seconds);
+	printf("time replicate %.6f\n", st.replicate_seconds);
+}
+
+static void do_latest(uint64_t want)
+{
+	uint64_t tag = 0, epoch = 0;
+	int rc = collx_ckpt_latest(comm, area, &tag, &epoch);
+
+	if (rc)
+		die("latest: %s: %s", ename(rc), collx_ckpt_last_error(area));
+	printf("rank %d: latest restorable: tag %llu epoch %llu\n", rank, (unsigned long long)tag,
+	       (unsigned long long)epoch);
+	if (tag != want) {
+		char b[64];
+
+		snprintf(b, sizeof(b), "%llu, expected %llu", (unsigned long long)tag,
+			 (unsigned long long)want);
+		die("latest says tag %s%s", b, "");
+	}
 }
 
 static void do_saveerr(uint64_t tag, const char *pat, const char *errs, size_t nbytes)
@@ -348,10 +420,12 @@ static void do_show(void)
 			const struct ckpt_shard_hdr *h = ckpt_hdr(&area->f, s, e);
 			int v = ckpt_hdr_valid(&area->f, h);
 
-			printf("rank %d: slot %u entry %u (rank %u's): %s, tag %llu, seq %llu\n", rank, s,
-			       e, ckpt_entry_src(&area->f.g, e),
+			printf("rank %d: slot %u entry %u (rank %u's): %s, tag %llu, seq %llu, epoch %llu%s\n",
+			       rank, s, e, ckpt_entry_src(&area->f.g, e),
 			       v == 0 ? "complete" : v == -ENOENT ? "empty" : "corrupt",
-			       (unsigned long long)h->tag, (unsigned long long)h->seq);
+			       (unsigned long long)h->tag, (unsigned long long)h->seq,
+			       (unsigned long long)h->epoch,
+			       v == 0 && h->gstate == CKPT_GCOMMIT ? ", globally committed" : "");
 		}
 }
 
@@ -452,13 +526,17 @@ int main(int argc, char **argv)
 			die("too many fields in %s%s", argv[i], "");
 		printf("rank %d: step %s\n", rank, argv[i]);
 		if (!strcmp(f[0], "save") && n == 3)
-			do_save(strtoull(f[1], NULL, 10), f[2], 0);
+			do_save(strtoull(f[1], NULL, 10), f[2], 0, 0);
 		else if (!strcmp(f[0], "asave") && n == 3)
-			do_save(strtoull(f[1], NULL, 10), f[2], 1);
+			do_save(strtoull(f[1], NULL, 10), f[2], 1, 0);
+		else if (!strcmp(f[0], "atrain") && n == 4)
+			do_save(strtoull(f[1], NULL, 10), f[2], 4, atoi(f[3]));
 		else if (!strcmp(f[0], "die") && n == 3)
-			do_save(strtoull(f[1], NULL, 10), f[2], 2);
+			do_save(strtoull(f[1], NULL, 10), f[2], 2, 0);
 		else if (!strcmp(f[0], "savefail") && n == 3)
-			do_save(strtoull(f[1], NULL, 10), f[2], 3);
+			do_save(strtoull(f[1], NULL, 10), f[2], 3, 0);
+		else if (!strcmp(f[0], "latest") && n == 2)
+			do_latest(strtoull(f[1], NULL, 10));
 		else if (!strcmp(f[0], "saveerr") && (n == 4 || n == 5))
 			do_saveerr(strtoull(f[1], NULL, 10), f[2], f[3],
 				   n == 5 ? strtoull(f[4], NULL, 0) : 0);
