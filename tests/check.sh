@@ -3,10 +3,11 @@
 #
 #   tests/check.sh all|build|lint|demo|arm64|arm64-lab|unit|kunit|lab|debug|debug-ci [KERNEL...]
 #
-# all: build; then lint, demo (make demo's build in a fresh clone), kunit
-# (unless its ledger has kmod/core) and arm64 at nice 19 beside unit and the
+# all: build; then unit, lint, demo (make demo's build in a fresh clone),
+# kunit (unless its ledger has kmod/core) and arm64 at nice 19 beside the
 # labs (they only need the host's CPU, and TCG nodes leave some idle); then
-# the aarch64 lab, which must not share the cores with another lab.
+# the package labs and the aarch64 lab, which must not share the cores
+# with another lab.
 # Prints TAP (one numbered line per test, details as '#' comments) and ends
 # with "N passed, N failed, N skipped".  Exits non-zero when anything failed.
 # Lab kernels default to "6.1 6.12" (COLLX_LAB_KERNELS overrides); the lab
@@ -420,14 +421,14 @@ timed_stage() {
 	echo "# stage $1 took $(($(date +%s) - s0)) s"
 }
 
-# The stages that only need the host's CPU, lint, demo, kunit and arm64 (builds
+# The stages that only need the host's CPU, unit, lint, demo, kunit and arm64 (builds
 # and qemu-user; none times anything), run beside the unit stage and the
 # labs at the lowest priority: TCG nodes leave a quarter of the host idle
 # (waiting on timeouts, barriers, the network), and these fill it.  Their
 # TAP is printed when the labs are done.
 beside_lab() {
 	local s s0
-	for s in lint demo kunit arm64; do
+	for s in unit lint demo kunit arm64; do
 		echo "# stage $s (beside the lab, nice 19)"
 		s0=$(date +%s)
 		run_stage "$s"
@@ -448,7 +449,6 @@ if [ "$STAGE" = all ]; then
 	COLLX_KUNIT_TIMEOUT=${COLLX_KUNIT_TIMEOUT:-1800} \
 		nice -n 19 ionice -c 3 "$SRC/tests/check.sh" beside-lab >"$bg" 2>&1 &
 	bgpid=$!
-	timed_stage unit
 	timed_stage lab
 	l0=$(date +%s)
 	wait "$bgpid" || true

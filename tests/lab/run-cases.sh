@@ -14,8 +14,9 @@
 # N times in a row in the same boot (the fault matrix's "ten in a row"):
 # TAP names the runs after the first "<case>#2" and so on, and each run
 # gets barriers and fault files of its own (COLLX_CASE_RUN).
-# A case with a "# lab-once" line (user space or a benchmark, nothing the
-# kernel's version changes) runs in one of make check's Debian labs only:
+# A case with a "# lab-once" line (or "# lab-once: why"; user space, a
+# benchmark, or engine logic whose verbs calls another case runs on both
+# kernels) runs in one of make check's Debian labs only:
 # COLLX_LAB_SHARE=I/N (from tests/check.sh) runs the lab-once cases whose
 # order among them is I modulo N, and skips the others, saying so.
 . /lab/env
@@ -92,7 +93,7 @@ esac
 others=
 i=0
 for c in $cases; do
-	grep -q '^# lab-once$' "$c" || continue
+	grep -qE '^# lab-once(:|$)' "$c" || continue
 	[ $((i % ${SHARE#*/})) = "${SHARE%/*}" ] || others="$others $c"
 	i=$((i + 1))
 done

@@ -5,6 +5,8 @@
 # algorithm and memory path checked; and zero copy seen in the counters:
 # registered allreduces are sent from and placed straight into the
 # outputs, bounced ones are not.
+# lab-once: the engine's logic over the same verbs calls as 12-coll-4node,
+# which runs on both kernels (tests/lab/README.md, "Which kernel runs what")
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 2

@@ -1,5 +1,7 @@
 # Two processes per node: 8 ranks on 4 nodes, two ranks behind each rxe0
 # address; allreduce of every dtype, registered and bounced.
+# lab-once: the engine's logic over the same verbs calls as 12-coll-4node,
+# which runs on both kernels (tests/lab/README.md, "Which kernel runs what")
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4

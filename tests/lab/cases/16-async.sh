@@ -4,6 +4,8 @@
 # through poll() on its fd; and what the caller's CPU pays for a 1 MiB
 # registered async allreduce (collx-bench --cpu: getrusage against the
 # wall time, beside the node's busy CPU from /proc/stat).
+# lab-once: the engine's logic over the same verbs calls as 12-coll-4node,
+# which runs on both kernels (tests/lab/README.md, "Which kernel runs what")
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4

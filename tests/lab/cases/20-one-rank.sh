@@ -2,6 +2,8 @@
 # collective on it (every algorithm, all dtypes x ops, in and out of
 # place, registered and bounced; send/recv to itself in a group), every
 # element checked; and each nccl-tests program on it.
+# lab-once: the engine's logic over the same verbs calls as 12-coll-4node,
+# which runs on both kernels (tests/lab/README.md, "Which kernel runs what")
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_need_abi11

@@ -4,6 +4,8 @@
 # peer never gets to post: the deadlock ends at the comm's 4 s timeout,
 # naming another rank in phase p2p.  In a group the same pattern completes,
 # bounced and registered, every element checked.
+# lab-once: the engine's logic over the same verbs calls as 12-coll-4node,
+# which runs on both kernels (tests/lab/README.md, "Which kernel runs what")
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4
