@@ -154,6 +154,7 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 	m.rank = h->src_rank;
 	m.nranks = h->nranks;
 	m.seq = seq;
+	m.epoch = h->epoch;
 	m.bytes = h->bytes;
 	m.chunk_bytes = h->chunk_bytes;
 	m.nregions = h->nregions;
@@ -298,7 +299,7 @@ out:
 }
 
 int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, struct ckpt_iov v,
-		      char *err, size_t errlen)
+		      uint64_t *epoch, char *err, size_t errlen)
 {
 	struct ckpt_manifest m;
 	struct iovec iov[COLLX_CKPT_MAX_REGIONS + 1];
@@ -310,6 +311,8 @@ int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, struct ckpt_
 	rc = ckpt_manifest_load(dir, tag, rank, &m, err, errlen);
 	if (rc)
 		return rc;
+	if (epoch)
+		*epoch = m.epoch;
 	{
 		struct ckpt_shard_hdr h = { .tag = tag, .nregions = m.nregions, .bytes = m.bytes };
 

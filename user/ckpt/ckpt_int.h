@@ -212,6 +212,7 @@ struct ckpt_manifest {
 	uint64_t tag;
 	uint32_t rank, nranks;
 	uint64_t seq;
+	uint64_t epoch;		/* the save's; 0: unknown (written before epochs) */
 	uint64_t bytes;
 	uint32_t chunk_bytes;
 	uint32_t nregions;
@@ -264,9 +265,10 @@ struct ckpt_archive_res {
 int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 		       const struct ckpt_archive_opts *o, struct ckpt_archive_res *res,
 		       char *err, size_t errlen);
-/* Restore (tag, rank) from DIR into @v, every chunk checked. */
+/* Restore (tag, rank) from DIR into @v, every chunk checked; *@epoch
+ * (may be NULL) the archived save's epoch, 0 when its manifest has none. */
 int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, struct ckpt_iov v,
-		      char *err, size_t errlen);
+		      uint64_t *epoch, char *err, size_t errlen);
 
 /* ---- metrics.c: node_exporter textfile ---------------------------------- */
 

@@ -198,7 +198,7 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 	struct ldesc me = { 0 }, *all = NULL;
 	struct ckpt_shard_hdr *pushed = NULL;
 	struct outcome *outcome = NULL, mine = { 0 };
-	uint64_t want = 0, max_epoch = 0, got = 0;
+	uint64_t want = 0, max_epoch = 0, got = 0, arch_epoch = 0;
 	uint32_t *holder_of = NULL;	/* per rank: the replica entry j of its holder, 0 none */
 	enum collx_ckpt_source src = COLLX_CKPT_SRC_NONE;
 	double t0 = ckpt_now();
@@ -347,7 +347,8 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 			ckpt_seterr(a, "load tag %llu: %sno copy in the area, none held by rank(s) %s, and no archive (COLLX_CKPT_DIR unset)",
 				    (unsigned long long)tag, why, holders_str(g));
 		} else {
-			rc = ckpt_archive_read(a->archive_dir, tag, g->rank, v, e, sizeof(e));
+			rc = ckpt_archive_read(a->archive_dir, tag, g->rank, v, &arch_epoch, e,
+					       sizeof(e));
 			if (!rc) {
 				src = COLLX_CKPT_SRC_ARCHIVE;
 			} else {
@@ -359,7 +360,8 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 		}
 	}
 	/* 5: every rank's outcome and the timeline it restored */
-	got = src == COLLX_CKPT_SRC_LOCAL || src == COLLX_CKPT_SRC_PEER ? want : 0;
+	got = src == COLLX_CKPT_SRC_LOCAL || src == COLLX_CKPT_SRC_PEER ? want :
+	      src == COLLX_CKPT_SRC_ARCHIVE ? arch_epoch : 0;
 	mine.status = status;
 	mine.epoch = got;
 	rc = collx_allgather(comm, &mine, outcome, sizeof(mine), COLLX_UINT8);
@@ -374,6 +376,7 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 			ckpt_seterr(a, "load: rank %u failed: %s", q, collx_strerror(outcome[q].status));
 			rc = -EREMOTEIO;
 		}
+	/* an archive older than epochs says 0: unknown, not compared */
 	for (q = 0; q < nr && !rc; q++)
 		if (outcome[q].epoch && got && outcome[q].epoch != got) {
 			ckpt_seterr(a, "load tag %llu: rank %u restored epoch %llu, this rank epoch %llu: two timelines, refused",
@@ -385,6 +388,8 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 		/* a new timeline from here: the next save starts a new epoch
 		 * and never overwrites what was restored */
 		a->epoch = 0;
+		if (got > want)
+			want = got;	/* restored from the archive */
 		if (want > max_epoch)
 			max_epoch = want;
 		if (max_epoch > a->max_epoch)

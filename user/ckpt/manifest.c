@@ -44,9 +44,9 @@ char *ckpt_manifest_format(const struct ckpt_manifest *m, size_t *lenp)
 		return NULL;
 #define PUT(...) (n += snprintf(s + n, cap - n, __VA_ARGS__))
 	PUT(MAGIC_LINE);
-	PUT("tag %" PRIu64 "\nrank %u\nnranks %u\nseq %" PRIu64 "\nbytes %" PRIu64
-	    "\nchunk %u\nhash xxh3-64\nregions %u", m->tag, m->rank, m->nranks, m->seq,
-	    m->bytes, m->chunk_bytes, m->nregions);
+	PUT("tag %" PRIu64 "\nrank %u\nnranks %u\nseq %" PRIu64 "\nepoch %" PRIu64
+	    "\nbytes %" PRIu64 "\nchunk %u\nhash xxh3-64\nregions %u", m->tag, m->rank,
+	    m->nranks, m->seq, m->epoch, m->bytes, m->chunk_bytes, m->nregions);
 	for (i = 0; i < m->nregions; i++)
 		PUT(" %" PRIu64, m->region_bytes[i]);
 	PUT("\nchunks %u\n", m->nchunks);
@@ -152,6 +152,15 @@ int ckpt_manifest_parse(const char *text, size_t len, struct ckpt_manifest *m,
 	FIELD("rank", COLLX_MAX_RANKS - 1, m->rank);
 	FIELD("nranks", COLLX_MAX_RANKS, m->nranks);
 	FIELD("seq", UINT64_MAX, m->seq);
+	/* the save's epoch; a manifest written before epochs has none (0) */
+	{
+		const char *q = p;
+		size_t ql;
+		const char *el = next_line(&q, end, &ql);
+
+		if (el && ql > 6 && !memcmp(el, "epoch ", 6))
+			FIELD("epoch", UINT64_MAX, m->epoch);
+	}
 	FIELD("bytes", COLLX_MAX_BYTES, m->bytes);
 	FIELD("chunk", 1u << 30, m->chunk_bytes);
 	if (!m->tag || m->rank >= m->nranks || m->chunk_bytes < CKPT_PAGE ||

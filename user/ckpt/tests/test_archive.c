@@ -62,7 +62,7 @@ static int read_back(const char *dir, uint64_t tag, uint8_t *out, char *err)
 	struct collx_ckpt_region r[2] = { { out, reg[0].bytes }, { out + reg[0].bytes, reg[1].bytes } };
 	struct ckpt_iov w = { r, 2 };
 
-	return ckpt_archive_read(dir, tag, 0, w, err, CKPT_ERRLEN);
+	return ckpt_archive_read(dir, tag, 0, w, NULL, err, CKPT_ERRLEN);
 }
 
 int main(void)
@@ -152,7 +152,7 @@ int main(void)
 		struct collx_ckpt_region r2[2] = { { out, 3 * CHUNK }, { out + 3 * CHUNK, BYTES - 3 * CHUNK } };
 		struct ckpt_iov w = { r2, 2 };
 
-		rc = ckpt_archive_read(dir, 1, 0, w, err, sizeof(err));
+		rc = ckpt_archive_read(dir, 1, 0, w, NULL, err, sizeof(err));
 		ok(rc == -EINVAL && strstr(err, "cut differently"), "same bytes cut otherwise: %s", err);
 	}
 
@@ -196,7 +196,7 @@ int main(void)
 		struct collx_ckpt_region one = { out, BYTES - 1 };
 		struct ckpt_iov w = { &one, 1 };
 
-		rc = ckpt_archive_read(dir, 2, 0, w, err, sizeof(err));
+		rc = ckpt_archive_read(dir, 2, 0, w, NULL, err, sizeof(err));
 		ok(rc == -EINVAL && strstr(err, "saved as 2 region"), "wrong sizes: %s", err);
 	}
 	{

@@ -19,6 +19,7 @@ static void sample(struct ckpt_manifest *m, uint64_t tag, uint32_t rank)
 	m->rank = rank;
 	m->nranks = 4;
 	m->seq = 9;
+	m->epoch = 5;
 	m->chunk_bytes = 65536;
 	m->bytes = 3 * 65536 + 100;
 	m->nregions = 2;
@@ -75,11 +76,20 @@ int main(void)
 	ok(text && len == strlen(text), "formatted (%zu bytes)", len);
 	rc = ckpt_manifest_parse(text, len, &p, err, sizeof(err));
 	ok(rc == 0, "parsed back: %s", rc ? err : "");
-	ok(!rc && p.tag == 7 && p.rank == 2 && p.nranks == 4 && p.seq == 9 && p.bytes == m.bytes &&
+	ok(!rc && p.tag == 7 && p.rank == 2 && p.nranks == 4 && p.seq == 9 && p.epoch == 5 &&
+	   p.bytes == m.bytes &&
 	   p.nregions == 2 && p.region_bytes[1] == m.region_bytes[1] && p.nchunks == 4 &&
 	   !memcmp(p.chunks, m.chunks, 4 * sizeof(*p.chunks)), "every field survives");
 	if (!rc)
 		ckpt_manifest_free(&p);
+	/* a manifest written before epochs: no epoch line, epoch 0 */
+	copy = edit(text, "epoch 5\n", "");
+	rc = copy ? ckpt_manifest_parse(copy, strlen(copy), &p, err, sizeof(err)) : -1;
+	ok(rc == 0 && p.epoch == 0 && p.bytes == m.bytes, "no epoch line: epoch 0 (unknown): %s",
+	   rc ? err : "");
+	if (!rc)
+		ckpt_manifest_free(&p);
+	free(copy);
 
 	/* every prefix is a torn file */
 	for (bad = 0, i = 0; i < len; i++)
