@@ -211,9 +211,13 @@ fi
 
 [ "$K" != root ] || exit "$FAILED"
 
-# The lab's root: read-only, the root's upper folder over the host's /.
+# The lab's root: the same overlay again (the nodes read it through 9p,
+# read-only; a read-only overlay of the upper folder over / would be
+# refused: the upper folder lies inside /, and two lower layers may not
+# overlap).
 mkdir -p "$M"
-mnt -t overlay collx-deb-root -o "ro,lowerdir=$R/upper:/" "$M" || bail "mount the root for the lab"
+mnt -t overlay collx-deb-root -o "lowerdir=/,upperdir=$R/upper,workdir=$R/work" "$M" ||
+	bail "mount the root for the lab"
 
 # ---- the lab: 2 nodes on that root, 95-deb -----------------------------
 OUT=$SRC/.build/lab/deb-$K
