@@ -30,7 +30,7 @@ LAB_KERNEL ?= 6.12
 LAB_NODES ?= 4
 
 .PHONY: all module modules-all user bpf lint check check-build check-lint check-unit \
-	check-kunit check-lab check-debug demo deps bench-reduce bench bench-ckpt deb modules-arm64 \
+	check-kunit check-lab check-debug lab demo deps bench-reduce bench bench-ckpt deb modules-arm64 \
 	check-arm64 clean help
 
 all: module user bpf
@@ -72,6 +72,14 @@ check-build check-lint check-unit check-lab: deps
 # KUnit under UML, even when its ledger (tests/kunit/passed) has kmod/core.
 check-kunit: deps
 	COLLX_KUNIT_FORCE=1 tests/check.sh kunit
+
+# One lab case (a number, a name or a glob) on a fresh boot:
+# make lab CASE=36 [KERNEL=6.1|6.12|debug] [NODES=4].
+KERNEL ?= 6.12
+NODES ?= 4
+lab: deps
+	@test -n "$(CASE)" || { echo "make lab CASE=36 [KERNEL=6.12] [NODES=4]" >&2; exit 2; }
+	tests/lab/run-one.sh '$(CASE)' $(KERNEL) $(NODES)
 
 # The lab's debug kernel (KASAN, lockdep, kmemleak, ...), built and cached
 # in .build/debug-kernel, and a 4-node boot of it running the collective,
@@ -126,6 +134,7 @@ help:
 	@echo "make demo               4-node soft-RoCE lab (LAB_KERNEL=6.1|6.12, LAB_NODES=N)"
 	@echo "make check              every test: build, lint, unit, kunit, arm64, lab on 6.1 and 6.12, arm64 lab"
 	@echo "make check-{build,lint,unit,kunit,lab}  one stage"
+	@echo "make lab CASE=36        one lab case (number, name or glob; KERNEL=6.1|6.12|debug, NODES=4)"
 	@echo "make check-debug        the debug kernel (KASAN, lockdep, kmemleak): built, then a 4-node lab of it"
 	@echo "make bench-reduce       reduction kernels vs STREAM and MPI_Reduce_local"
 	@echo "make bench              collx vs ib_write_bw and Gloo on the lab"
