@@ -1,13 +1,13 @@
 #!/bin/bash
 # collx test driver: `make check` and its stages.
 #
-#   tests/check.sh all|build|lint|demo|arm64|arm64-lab|unit|kunit|lab|debug|debug-ci [KERNEL...]
+#   tests/check.sh all|build|lint|package-root|package|demo|arm64|arm64-lab|unit|kunit|lab|debug|debug-ci [KERNEL...]
 #
-# all: build; then unit, lint, demo (make demo's build in a fresh clone),
-# kunit (unless its ledger has kmod/core) and arm64 at nice 19 beside the
-# labs (they only need the host's CPU, and TCG nodes leave some idle); then
-# the package labs and the aarch64 lab, which must not share the cores
-# with another lab.
+# all: build; then unit, lint (with the .debs), package-root, demo (make
+# demo's build in a fresh clone), kunit (unless its ledger has kmod/core)
+# and arm64 at nice 19 beside the labs (they only need the host's CPU, and
+# TCG nodes leave some idle); then the package labs and the aarch64 lab,
+# which must not share the cores with another lab.
 # Prints TAP (one numbered line per test, details as '#' comments) and ends
 # with "N passed, N failed, N skipped".  Exits non-zero when anything failed.
 # Lab kernels default to "6.1 6.12" (COLLX_LAB_KERNELS overrides); the lab
@@ -103,8 +103,9 @@ stage_build() {
 	if [ -f user/torch/Makefile ]; then
 		step "build: the torch.distributed backend" make --no-print-directory -j"$(nproc)" -C user/torch
 	fi
-	# 95-deb installs them in the lab when asked to.
-	[ "${COLLX_LAB_DEB:-0}" != 1 ] ||
+	# 95-deb installs them in a node when asked to (COLLX_LAB_DEB=node,
+	# by hand: DKMS in TCG); make check's package stage boots its own.
+	[ "${COLLX_LAB_DEB:-0}" != node ] ||
 		step "build: Debian packages (make deb)" scripts/deb/build.sh
 	local dv mv
 	dv=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
@@ -138,8 +139,27 @@ stage_lint() {
 			make --no-print-directory -C tests/dmabuf lint KVER="$krel" COLLX_BUILD="$lb"
 	done
 	step "build: man pages" make --no-print-directory -C Documentation/man
-	[ "${COLLX_LAB_DEB:-0}" = 1 ] ||
+	[ "${COLLX_LAB_DEB:-0}" = node ] ||
 		step "build: Debian packages (make deb)" scripts/deb/build.sh
+}
+
+# The package stage's root (tests/lab/deb-lab.sh root): the .debs
+# installed into an overlay of the host's /, DKMS's builds for both lab
+# kernels, made here beside the labs so that the package labs only boot.
+stage_package_root() {
+	tests/lab/deb-lab.sh root 2>&1 | tee "$LOGS/package-root.log" | grep -E '^(ok|not ok|#)'
+	[ "${PIPESTATUS[0]}" = 0 ] || echo "not ok - package: root (log: .build/check/package-root.log)"
+}
+
+# The packages as an admin uses them, on each lab kernel: a 2-node boot of
+# that root, where 95-deb checks what dpkg, DKMS and udev made
+# (tests/lab/deb-lab.sh).
+stage_package() {
+	local k
+	for k in $KERNELS; do
+		tests/lab/deb-lab.sh "$k" 2>&1 | tee "$LOGS/package-$k.log" | grep -E '^(ok|not ok|#)'
+		[ "${PIPESTATUS[0]}" = 0 ] || echo "not ok - package: $k (log: .build/check/package-$k.log)"
+	done
 }
 
 # Host tests: the shared core (tests/unit), libcollx (tests/unit/lib),
@@ -404,6 +424,8 @@ run_stage() {
 	arm64-lab) stage_arm64_lab ;;
 	unit) stage_unit ;;
 	demo) stage_demo ;;
+	package-root) stage_package_root ;;
+	package) stage_package ;;
 	kunit) stage_kunit ;;
 	lab) stage_lab ;;
 	debug) stage_debug ;;
@@ -421,14 +443,14 @@ timed_stage() {
 	echo "# stage $1 took $(($(date +%s) - s0)) s"
 }
 
-# The stages that only need the host's CPU, unit, lint, demo, kunit and arm64 (builds
+# The stages that only need the host's CPU, unit, lint, package-root, demo, kunit and arm64 (builds
 # and qemu-user; none times anything), run beside the unit stage and the
 # labs at the lowest priority: TCG nodes leave a quarter of the host idle
 # (waiting on timeouts, barriers, the network), and these fill it.  Their
 # TAP is printed when the labs are done.
 beside_lab() {
 	local s s0
-	for s in unit lint demo kunit arm64; do
+	for s in unit lint package-root demo kunit arm64; do
 		echo "# stage $s (beside the lab, nice 19)"
 		s0=$(date +%s)
 		run_stage "$s"
@@ -456,6 +478,7 @@ if [ "$STAGE" = all ]; then
 	tap <"$bg"
 	grep -q '^# stage arm64 took' "$bg" ||
 		echo "not ok - the stages beside the lab did not finish (log: ${bg#"$SRC"/})" | tap
+	timed_stage package
 	timed_stage arm64-lab
 	timed_stage debug-ci
 else
