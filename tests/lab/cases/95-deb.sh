@@ -10,9 +10,10 @@
 # COLLX_LAB_DEB (lab.sh -e) says where the packages come from:
 #  root: already installed in the nodes' root, with DKMS's builds for both
 #        lab kernels: tests/lab/deb-lab.sh installs them on the host into
-#        an overlay of / (DKMS native, about a minute) and boots the lab on
-#        it (lab.sh -r); any kernel.  Each check's verdict goes to
-#        /lab/deb/checks, which deb-lab.sh prints as TAP.
+#        an overlay of / (DKMS native: 12 s a kernel on 2 idle cores) and
+#        boots the lab on it (lab.sh -r); any kernel; 133-149 s.  Each
+#        check's verdict goes to /lab/deb/checks, which deb-lab.sh prints
+#        as TAP.
 #  node (or 1): dpkg -i here, DKMS compiling in the node: 736-934 s under
 #        TCG with 2 vCPUs (lab.sh -c 2), more with one or other guests;
 #        6.12 only.  By hand.
@@ -93,7 +94,7 @@ ck_end() {
 ck() {
 	ck_end
 	CK=$1 CK_WHY=
-	echo "== $1"
+	echo "== $1 (at $(elapsed))"
 }
 bad() {
 	echo "FAIL: $*" >&2
