@@ -11,8 +11,8 @@
 #       which the pause (p) is the snapshot save_async returns after, the
 #       rest the replication behind it (ckpt_lab prints both);
 # then collx-ckptd --once archives it (phase 2, off the training path),
-# and the shard is restored from the peer's replica (its own copy
-# dropped) and from the archive (every rank's area wiped).  Each step
+# and the shard is restored from the own area, from the peer's replica
+# (its own copy dropped) and from the archive (every rank's area wiped).  Each step
 # prints "time STEP SECONDS" (ckpt_lab); bench-ckpt.sh reads them.
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
@@ -40,7 +40,7 @@ ckpt_archive | tee -a "$OUT"
 [ "${PIPESTATUS[0]}" = 0 ] || lab_fail "collx-ckptd"
 echo "time archive $(echo "$(date +%s.%N) - $t0" | bc)" | tee -a "$OUT"
 lab_barrier ckpt-bench-archived 600 || lab_fail barrier
-run 29951 --bytes "$BYTES" dropown barrier load:1:peer:11
+run 29951 --bytes "$BYTES" load:1:local:11 barrier dropown barrier load:1:peer:11
 lab_barrier ckpt-bench-peer 600 || lab_fail barrier
 run 29952 --bytes "$BYTES" wipe barrier load:1:archive:11
 ckpt_cleanup

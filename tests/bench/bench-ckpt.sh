@@ -51,11 +51,13 @@ echo
 python3 - "$LABOUT" "$NODES" "$MIB" "$KREL" "$(($(date +%s) - t0))" <<'PY' || status=1
 import glob, os, sys
 out, nodes, mib, krel, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-steps = ["write", "write", "save", "pause", "replicate", "archive", "load-peer", "load-archive"]
+steps = ["write", "write", "save", "pause", "replicate", "archive", "load-local", "load-peer",
+         "load-archive"]
 names = {0: "(a) write+fsync to the archive folder", 1: "(b) write+fsync to a node-local file",
          2: "(c) collx phase 1, call to global commit", 3: "(p) the pause: snapshot, save_async",
          4: "    replication behind it (to commit)", 5: "phase 2: collx-ckptd archives",
-         6: "restore from the peer's replica", 7: "restore from the archive"}
+         6: "restore from the own node's area", 7: "restore from the peer's replica",
+         8: "restore from the archive"}
 per = {}
 for r in range(nodes):
     p = os.path.join(out, "node%d" % r, "ckpt-bench.txt")
@@ -71,11 +73,13 @@ print("%-42s %s %9s %9s" % ("step", " ".join("%8s" % ("rank%d" % r) for r in per
 for i in range(len(steps)):
     print("%-42s %s %9.3f %9.1f" % (names[i], " ".join("%8.3f" % per[r][i] for r in per), mean[i],
                                     mib * 1.048576 / mean[i] if mean[i] > 0 else 0))
-pa, pb, pc, pp, rp, ra = mean[0], mean[1], mean[2], mean[3], mean[6], mean[7]
+pa, pb, pc, pp, rl, rp, ra = mean[0], mean[1], mean[2], mean[3], mean[6], mean[7], mean[8]
 print()
 print("pause (p)/(a) = %.2f   (p)/(b) = %.2f   whole save (c)/(a) = %.2f   restore peer/archive = %.2f"
       % (pp / pa, pp / pb, pc / pa, rp / ra))
 print("target pause (p) <= 0.2 x (a): %s (%.2f)" % ("PASS" if pp <= 0.2 * pa else "MISS", pp / pa))
+print("target restore from the own area <= 0.2 x from the archive: %s (%.2f)" %
+      ("PASS" if rl <= 0.2 * ra else "MISS", rl / ra))
 print("target restore from a peer <= 0.5 x from the archive: %s (%.2f)" %
       ("PASS" if rp <= 0.5 * ra else "MISS", rp / ra))
 PY
