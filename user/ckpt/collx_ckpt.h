@@ -59,9 +59,10 @@ struct collx_ckpt_op;
  * this rank's own shard and the replicas of k other ranks' shards, of at
  * most @bytes_per_shard each.  It lives in a file on tmpfs
  * ($COLLX_CKPT_SHM_DIR, default /dev/shm, named
- * collx-ckpt-$COLLX_CKPT_NAME-r<rank>) so that it outlives a crashed
+ * collx-ckpt-<name>-r<rank>) so that it outlives a crashed
  * process and collx-ckptd can map it; its pages are reserved at once and
- * registered with @comm (pinned, counted against RLIMIT_MEMLOCK).  An
+ * registered with @comm and with the checkpoint comm (pinned, counted
+ * against RLIMIT_MEMLOCK once per registration: twice).  An
  * existing area of the same geometry is reopened with its checkpoints
  * (O_NOFOLLOW; it must be a regular file of this user with no group or
  * other permissions, else -EPERM).  The default name is a job id from the
@@ -76,7 +77,8 @@ struct collx_ckpt_op;
  * MPI_LOCALNRANKS, SLURM_NTASKS_PER_NODE), else 1.
  * Errors: -EINVAL (geometry: k >= number of nodes, nranks not a multiple of
  * the stride...), -EEXIST (an area of another geometry is there), -EBUSY
- * (another process has it open), -ENOSPC (tmpfs full), -ENOMEM (memlock).
+ * (another process has it open), -EPERM (the file fails the checks above),
+ * -ENOSPC (tmpfs full), -ENOMEM (memlock).
  */
 int collx_ckpt_area_create(struct collx_comm *comm, size_t bytes_per_shard,
 			   int k, struct collx_ckpt_area **area);
