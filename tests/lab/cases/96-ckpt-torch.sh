@@ -1,29 +1,40 @@
-# collx.checkpoint, the Python API (user/torch/python/collx/checkpoint.py,
-# ctypes over libcollx_ckpt): on N (2..4) nodes, one plain python3 process
-# each (user/ckpt/tests/ckpt_torch.py, no torch.distributed), a model's
-# and an Adam optimizer's state_dict plus tensors of 7 other dtypes are
-# saved async and changed as soon as save returns; after the wait,
-# latest names the step and load restores every byte in place; a state of
-# 80 tensors takes the packed path (over the library's 64 regions); an
-# unknown step is ENOENT.  Most of the time is the import of torch under
-# TCG.
-# lab-timeout: 600
+# collx.checkpoint (user/torch/python/collx/checkpoint.py) on 2 nodes:
+# (1) user/torch/tests/ckpt_dtypes.py, plain python3 per node: a tensor of
+# every dtype (0-d, empty, transposed, NaN, -0.0, extremes), Adam's state
+# and plain values saved async and scribbled over at once; latest; load
+# every byte back in place and into an empty dict; a wrong shape refused
+# naming its key.  (2) user/torch/examples/ddp_ckpt.py under torchrun
+# --max_restarts 1: DDP on collx from a fixed seed, a checkpoint every 2
+# steps; before step 6 rank 1 SIGKILLs itself, rank 0's allreduce fails
+# within the 30 s timeout, torchrun restarts both workers, which resume
+# from the committed step 4, train to step 8, then rerun steps 1..8
+# uninterrupted in the same process: parameters and Adam's state must be
+# bitwise equal (at step 4 and at step 8).  Most of the time is importing
+# torch under TCG: 2 processes per node in the first run, 1 in the rest.
+# lab-timeout: 800
 # lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 . "$COLLX_SRC/user/ckpt/tests/lab-ckpt.sh"
 . "$COLLX_SRC/user/torch/tests/lab.inc"
-lab_need_ranks "$CKPT_N"
-collx_nodes "$CKPT_N"
+[ "$COLLX_NRANKS" -ge 2 ] || lab_skip "needs 2 nodes"
+collx_nodes 2
 torch_env 29960
 unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT
-ckpt_cleanup
-out=$(COLLX_MASTER_PORT=29961 lab_timeout 540 "$TORCH_PY" \
-	"$CKPT/tests/ckpt_torch.py" 2>&1) || { printf '%s\n' "$out"; lab_fail "ckpt_torch.py failed"; }
-printf '%s\n' "$out"
-printf '%s\n' "$out" | grep -q "load step 1 from local: every byte of" &&
-	printf '%s\n' "$out" | grep -q "load step 2 from local: 80 tensors (packed) right" &&
-	printf '%s\n' "$out" | grep -q "unknown step refused" ||
-	lab_fail "collx.checkpoint did not save, restore and refuse as expected"
-ckpt_cleanup
+rm -f /dev/shm/collx-ckpt-96-*
+OUT=/tmp/96-ckpt-torch.$$
+{ COLLX_CKPT_NAME=96-dtypes COLLX_MASTER_PORT=29961 lab_timeout 300 "$TORCH_PY" \
+	"$TORCH_DIR/tests/ckpt_dtypes.py"; echo $? >"$OUT.rc"; } 2>&1 | tee "$OUT"
+[ "$(cat "$OUT.rc")" = 0 ] && grep -q "every dtype round-trips exactly" "$OUT" ||
+	lab_fail "ckpt_dtypes.py failed"
+{ COLLX_MASTER_PORT=29963 torch_run 600 29962 --max_restarts 1 \
+	"$TORCH_DIR/examples/ddp_ckpt.py" --steps 8 --every 2 --kill-step 6 --kill-rank 1 \
+	--expect-step 4; echo $? >"$OUT.rc"; } 2>&1 | tee "$OUT"
+rc=$(cat "$OUT.rc")
+grep -q "rank $COLLX_RANK attempt 1: resumed from committed step 4" "$OUT" ||
+	lab_fail "the restarted worker did not resume from the committed step 4"
+grep -q "rank $COLLX_RANK attempt 1: parameters and Adam state bitwise equal" "$OUT" ||
+	lab_fail "the resumed run's parameters differ from an uninterrupted run's"
+[ "$rc" = 0 ] || lab_fail "torchrun ddp_ckpt.py exited $rc"
+rm -f "$OUT" "$OUT.rc" /dev/shm/collx-ckpt-96-*
 collx_no_leak 30
