@@ -155,15 +155,16 @@ static uint32_t tree_depth(uint32_t n)
 
 /*
  * A pipelined path of @hops hops carrying @m bytes in slices of at most
- * one staging slot, each stage costing alpha + @per_byte per byte of a
- * slice: (hops + slices - 1) stages.
+ * one staging slot: the latency is paid once per hop, the slices stream
+ * behind each other, so (hops + slices - 1) stages of one slice's bytes
+ * at @per_byte each.
  */
 static double pipe_time(const struct model_consts *c, double hops, double m,
 			double per_byte)
 {
 	double k = m > c->slot ? ceil(m / c->slot) : 1, s = m / k;
 
-	return (hops + k - 1) * (c->alpha + s * per_byte);
+	return hops * c->alpha + (hops + k - 1) * s * per_byte;
 }
 
 double model_time(const struct model_consts *c, uint32_t coll, uint32_t algo,

@@ -261,8 +261,9 @@ static void fmt_time(double t, char *buf, size_t len)
 
 /*
  * Connections and scratch per rank of @algo running @coll for @bytes on
- * @n ranks, from the schedules of sampled ranks (0, 1, n/2, n - 1, the
- * fold and power-of-two boundaries; their most).
+ * @n ranks, the most over the schedules of every rank when they are
+ * small (tree, rd), else of sampled ranks (0, 1, n/2, n - 1, the fold
+ * and power-of-two boundaries: ring and pairwise are the same at all).
  */
 static void algo_cost(u32 coll, u32 algo, double bytes, u32 n, u32 *peers,
 		      u64 *tmp_bytes)
@@ -290,14 +291,25 @@ static void algo_cost(u32 coll, u32 algo, double bytes, u32 n, u32 *peers,
 		count = 1;
 	*peers = 0;
 	*tmp_bytes = 0;
-	for (u32 i = 0; i < nc; i++) {
+	{
+		/* every rank where that is cheap (tree, rd: a few dozen each) */
 		struct collx_coll_args a = { 0 };
-		u32 p = 0;
 
 		a.coll = coll;
 		a.algo = algo;
 		a.nranks = n;
-		a.rank = cand[i];
+		a.count = count;
+		if ((u64)collx_coll_max_xfers(&a) * n <= (4u << 20))
+			nc = n;
+	}
+	for (u32 i = 0; i < nc; i++) {
+		struct collx_coll_args a = { 0 };
+		u32 p = 0, rk = nc == n ? i : cand[i];
+
+		a.coll = coll;
+		a.algo = algo;
+		a.nranks = n;
+		a.rank = rk;
 		a.count = count;
 		a.redop = COLLX_OP_SUM;
 		sch.max = collx_coll_max_xfers(&a);
@@ -308,8 +320,8 @@ static void algo_cost(u32 coll, u32 algo, double bytes, u32 n, u32 *peers,
 			continue;
 		for (u32 j = 0; j < sch.n; j++)
 			if (sch.x[j].kind <= COLLX_XF_RECV_REDUCE &&
-			    mark[sch.x[j].peer] != cand[i] + 1) {
-				mark[sch.x[j].peer] = cand[i] + 1;
+			    mark[sch.x[j].peer] != rk + 1) {
+				mark[sch.x[j].peer] = rk + 1;
 				p++;
 			}
 		if (p > *peers)
@@ -468,10 +480,55 @@ static void check_model(const struct model_consts *c)
 	    c->name, ok ? "" : ": ", why);
 }
 
+/*
+ * coef: for each line "collective algorithm ranks bytes" on stdin, the
+ * model's time as a x alpha + b x beta + g x gamma: prints "a b g" (the
+ * model is linear in its three constants; slot comes from the profile).
+ * calibrate.py fits alpha and beta to measured times with it.
+ */
+static int print_coef(const struct model_consts *c)
+{
+	char cn[64], an[64];
+	double bytes;
+	unsigned n;
+
+	while (scanf("%63s %63s %u %lf", cn, an, &n, &bytes) == 4) {
+		struct model_consts u = *c;
+		u32 coll = 99, algo = 99;
+		double t0, ta, tb, tg;
+
+		for (u32 i = 0; i < ARRAY_SIZE(coll_name); i++)
+			if (!strcmp(cn, coll_name[i]))
+				coll = i;
+		for (u32 i = 0; i < ARRAY_SIZE(algo_name); i++)
+			if (!strcmp(an, algo_name[i]))
+				algo = i;
+		if (coll == 99 || algo == 99 || n < 2) {
+			printf("nan nan nan\n");
+			continue;
+		}
+		u.alpha = u.beta = u.gamma = 0;
+		t0 = model_time(&u, coll, algo, bytes, n);
+		u.alpha = 1;
+		ta = model_time(&u, coll, algo, bytes, n) - t0;
+		u.alpha = 0;
+		u.beta = 1;
+		tb = model_time(&u, coll, algo, bytes, n) - t0;
+		u.beta = 0;
+		u.gamma = 1;
+		tg = model_time(&u, coll, algo, bytes, n) - t0;
+		if (t0 < 0)
+			printf("nan nan nan\n");
+		else
+			printf("%.17g %.17g %.17g\n", ta, tb, tg);
+	}
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: collx-sim check|full|table|grid [-r ranks,...] [-c conf] [-p profile]\n"
+		"usage: collx-sim check|full|table|grid|coef [-r ranks,...] [-c conf] [-p profile]\n"
 		"       [-s seed] [-m max tracked slots]\n");
 	exit(2);
 }
@@ -556,6 +613,8 @@ int main(int argc, char **argv)
 		print_disagree(c, ranks, nr);
 		return 0;
 	}
+	if (!strcmp(mode, "coef"))
+		return print_coef(c);
 	if (!strcmp(mode, "grid")) {
 		print_grid(c);
 		return 0;
