@@ -68,6 +68,7 @@ def points_from(path):
 
 
 def read_conf(path, name):
+    """The profile @name of a constants file (None: the first)."""
     prof, cur = {}, None
     with open(path) as f:
         for line in f:
@@ -76,11 +77,12 @@ def read_conf(path, name):
                 continue
             if line.startswith("["):
                 cur = line.strip("[]")
+                if name is None:
+                    name = cur
                 continue
             k, v = [x.strip() for x in line.split("=", 1)]
-            if cur == name or (name is None and not prof.get("_sec")):
+            if cur == name:
                 prof[k] = float(v)
-                prof["_sec"] = cur
     return prof
 
 
