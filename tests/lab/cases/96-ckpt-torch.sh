@@ -10,8 +10,10 @@
 # from the committed step 4, train to step 8, then rerun steps 1..8
 # uninterrupted in the same process: parameters and Adam's state must be
 # bitwise equal (at step 4 and at step 8).  Most of the time is importing
-# torch under TCG: 2 processes per node in the first run, 1 in the rest.
-# lab-timeout: 800
+# torch under TCG: 4 imports per node (ckpt_dtypes.py, torchrun's agent,
+# two workers), 20 s each on an idle host, 90 to 140 s on a loaded one, and
+# the nodes' imports end far apart: init_all's bootstrap waits up to 600 s.
+# lab-timeout: 1300
 # lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
@@ -21,13 +23,14 @@
 collx_nodes 2
 torch_env 29960
 unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT
+export COLLX_BOOTSTRAP_TIMEOUT=600
 rm -f /dev/shm/collx-ckpt-96-*
 OUT=/tmp/96-ckpt-torch.$$
-{ COLLX_CKPT_NAME=96-dtypes COLLX_MASTER_PORT=29961 lab_timeout 300 "$TORCH_PY" \
+{ COLLX_CKPT_NAME=96-dtypes COLLX_MASTER_PORT=29961 lab_timeout 600 "$TORCH_PY" \
 	"$TORCH_DIR/tests/ckpt_dtypes.py"; echo $? >"$OUT.rc"; } 2>&1 | tee "$OUT"
 [ "$(cat "$OUT.rc")" = 0 ] && grep -q "every dtype round-trips exactly" "$OUT" ||
 	lab_fail "ckpt_dtypes.py failed"
-{ COLLX_MASTER_PORT=29963 torch_run 600 29962 --max_restarts 1 \
+{ COLLX_MASTER_PORT=29963 torch_run 700 29962 --max_restarts 1 \
 	"$TORCH_DIR/examples/ddp_ckpt.py" --steps 8 --every 2 --kill-step 6 --kill-rank 1 \
 	--expect-step 4; echo $? >"$OUT.rc"; } 2>&1 | tee "$OUT"
 rc=$(cat "$OUT.rc")
