@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ckpt_int.h"
@@ -132,7 +133,7 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 	const uint8_t *data = ckpt_data(f, slot, entry);
 	uint32_t write_max = o->write_max ? o->write_max : 8u << 20;
 	struct ckpt_manifest m = { 0 }, prev = { 0 };
-	char sub[4096], path[4096], e2[CKPT_ERRLEN];
+	char sub[4096], path[4096], final[4096], e2[CKPT_ERRLEN];
 	struct wreq *w = NULL;
 	struct io_uring ring;
 	bool have_prev = false, ring_ok = false, direct;
@@ -175,7 +176,7 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 	res->rank = m.rank;
 	res->chunks = m.nchunks;
 	if (o->incremental &&
-	    !ckpt_manifest_prev(o->dir, m.tag, m.rank, &prev, e2, sizeof(e2)) &&
+	    !ckpt_manifest_prev(o->dir, m.epoch, m.tag, m.rank, &prev, e2, sizeof(e2)) &&
 	    prev.chunk_bytes == m.chunk_bytes)
 		have_prev = true;
 	/* which chunks to write, as runs cut into writes of <= write_max */
@@ -185,6 +186,7 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 
 		if (have_prev && i < prev.nchunks && prev.chunks[i].len == c->len &&
 		    prev.chunks[i].hash == c->hash) {
+			c->src_epoch = prev.chunks[i].src_epoch;
 			c->src_tag = prev.chunks[i].src_tag;
 			c->offset = prev.chunks[i].offset;
 			res->reused_chunks++;
@@ -198,6 +200,7 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 				 "data does not match its hash (corrupt area)");
 			goto out;
 		}
+		c->src_epoch = m.epoch;
 		c->src_tag = m.tag;
 		c->offset = fpos;
 		if (nw && w[nw - 1].src + w[nw - 1].len == data + src_off &&
@@ -216,13 +219,21 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 	real_end = fpos;
 	rc = mkdir_one(o->dir);
 	if (!rc)
-		rc = ckpt_archive_path(sub, sizeof(sub), o->dir, m.tag, 0, NULL);
+		rc = ckpt_archive_path(sub, sizeof(sub), o->dir, m.epoch, m.tag, 0, NULL);
 	if (!rc)
 		rc = mkdir_one(sub);
 	if (!rc)
 		rc = ckpt_fsync_dir(o->dir);
 	if (!rc)
-		rc = ckpt_archive_path(path, sizeof(path), o->dir, m.tag, m.rank, "data");
+		rc = ckpt_archive_path(final, sizeof(final), o->dir, m.epoch, m.tag, m.rank, "data");
+	if (!rc)
+		rc = ckpt_tmp_name(path, sizeof(path), final);
+	if (!rc && access(final, F_OK) == 0)
+		rc = -EEXIST;	/* another daemon's, published or being */
+	if (rc == -EEXIST) {
+		snprintf(err, errlen, "%s exists: another collx-ckptd archives this shard", final);
+		goto out;
+	}
 	if (rc) {
 		snprintf(err, errlen, "archive directory %s: %s", sub, strerror(-rc));
 		goto out;
@@ -234,8 +245,9 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 	direct = !o->no_direct;
 	last_len = nw ? w[nw - 1].len : 0;
 	for (;;) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (direct ? O_DIRECT : 0),
-			  0600);
+		/* a name of our own: no other writer opens it */
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC |
+			  (direct ? O_DIRECT : 0), 0600);
 		if (fd < 0 && direct && errno == EINVAL) {
 			direct = false;
 			continue;
@@ -273,8 +285,14 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 		rc = -errno;
 	fd = -1;
 	if (rc) {
+		unlink(path);
 		snprintf(err, errlen, "writing %s: %s", path, strerror(-rc));
 		goto out;
+	}
+	if (o->hold_ms) {
+		struct timespec ts = { o->hold_ms / 1000, (o->hold_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);	/* tests: a long drain */
 	}
 	/* a save that reused the slot marks it empty before its data lands */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -283,6 +301,15 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 		snprintf(err, errlen, "%s slot %d entry %d was overwritten by a newer save while archiving",
 			 f->path, slot, entry);
 		rc = -EAGAIN;
+		goto out;
+	}
+	/* the data file under its name exclusively (link: the first writer
+	 * wins, the other's is dropped), then the manifest the same way */
+	rc = ckpt_publish(path, final);
+	if (rc) {
+		snprintf(err, errlen, "publishing %s: %s", final,
+			 rc == -EEXIST ? "another collx-ckptd archived this shard first" :
+			 strerror(-rc));
 		goto out;
 	}
 	rc = ckpt_manifest_store(o->dir, &m, err, errlen);
@@ -298,19 +325,56 @@ out:
 	return rc;
 }
 
-int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, struct ckpt_iov v,
-		      uint64_t *epoch, char *err, size_t errlen)
+int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, uint32_t nranks,
+		      uint64_t want_epoch, struct ckpt_iov v, uint64_t *epoch,
+		      char *err, size_t errlen)
 {
 	struct ckpt_manifest m;
 	struct iovec iov[COLLX_CKPT_MAX_REGIONS + 1];
 	char path[4096], e2[CKPT_ERRLEN];
-	uint64_t fd_tag = 0, off = 0;
-	uint32_t i;
+	uint64_t fd_epoch = 0, fd_tag = 0, off = 0, aep = 0;
+	struct ckpt_id *ids = NULL;
+	uint32_t i, anr = 0, unmarked = 0;
+	size_t nid = 0, q;
 	int fd = -1, rc, n;
 
-	rc = ckpt_manifest_load(dir, tag, rank, &m, err, errlen);
-	if (rc)
+	/* the archive of this tag: the newest epoch whose checkpoint-level
+	 * marker is there (every rank's manifest was, and checked) */
+	rc = ckpt_archive_list(dir, &ids, &nid);
+	if (rc) {
+		snprintf(err, errlen, "archive %s: %s", dir, strerror(-rc));
 		return rc;
+	}
+	for (q = nid; q-- > 0;) {
+		if (ids[q].tag != tag || (want_epoch && ids[q].epoch != want_epoch))
+			continue;
+		if (ckpt_committed_read(dir, ids[q].epoch, tag, &anr)) {
+			unmarked++;
+			continue;
+		}
+		aep = ids[q].epoch;
+		break;
+	}
+	free(ids);
+	if (!aep) {
+		snprintf(err, errlen, "archive %s: no complete archive of tag %" PRIu64 "%s", dir, tag,
+			 unmarked ? " (only archives without their COMMITTED marker: not every rank's shard was archived)" : "");
+		return -ENOENT;
+	}
+	if (nranks && anr != nranks) {
+		snprintf(err, errlen, "archive %s: epoch %" PRIu64 " tag %" PRIu64
+			 " was saved by %u ranks, this job has %u", dir, aep, tag, anr, nranks);
+		return -EINVAL;
+	}
+	rc = ckpt_manifest_load(dir, aep, tag, rank, &m, err, errlen);
+	if (rc)
+		return rc == -ENOENT ? -EBADMSG : rc;	/* the marker says it is there */
+	if (m.nranks != anr) {
+		snprintf(err, errlen, "archive %s: rank %u's manifest says %u ranks, its marker %u",
+			 dir, rank, m.nranks, anr);
+		rc = -EBADMSG;
+		goto out;
+	}
 	if (epoch)
 		*epoch = m.epoch;
 	{
@@ -327,10 +391,11 @@ int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, struct ckpt_
 		const struct ckpt_mchunk *c = &m.chunks[i];
 		size_t got = 0;
 
-		if (fd < 0 || fd_tag != c->src_tag) {
+		if (fd < 0 || fd_tag != c->src_tag || fd_epoch != c->src_epoch) {
 			if (fd >= 0)
 				close(fd);
-			ckpt_archive_path(path, sizeof(path), dir, c->src_tag, rank, "data");
+			ckpt_archive_path(path, sizeof(path), dir, c->src_epoch, c->src_tag, rank,
+					  "data");
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 			if (fd < 0) {
 				int e = errno;
@@ -342,6 +407,7 @@ int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, struct ckpt_
 				goto out;
 			}
 			fd_tag = c->src_tag;
+			fd_epoch = c->src_epoch;
 		}
 		n = ckpt_regions_iov(v, off, c->len, iov, COLLX_CKPT_MAX_REGIONS + 1);
 		while (got < c->len) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -392,6 +393,76 @@ int ckpt_victim(const struct ckpt_file *f, int entry, uint64_t pepoch, uint64_t 
 	if (keep < 0)
 		keep = ckpt_find_complete(f, entry);
 	return keep < 0 ? 0 : !keep;
+}
+
+bool ckpt_pinned(const struct ckpt_file *f, int slot, int entry)
+{
+	const struct ckpt_area_hdr *a = ckpt_area_hdr(f);
+	uint64_t seq = __atomic_load_n(&a->pin_seq, __ATOMIC_ACQUIRE);
+	const struct ckpt_shard_hdr *h = ckpt_hdr(f, slot, entry);
+	uint32_t pid = a->pin_pid;
+
+	if (!seq || a->pin_entry != (uint32_t)entry || h->seq != seq ||
+	    __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != CKPT_COMPLETE)
+		return false;
+	/* a daemon that died mid-drain pins nothing */
+	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+int ckpt_victim_pinned(const struct ckpt_file *f, int entry, uint64_t pepoch, uint64_t ptag,
+		       uint64_t *pin_epoch, uint64_t *pin_tag)
+{
+	int v = ckpt_victim(f, entry, pepoch, ptag);
+	const struct ckpt_shard_hdr *h = ckpt_hdr(f, v, entry);
+
+	/* the other slot is the one ckpt_victim keeps (protected, or the
+	 * newest committed): with the victim pinned there is none to take */
+	if (!ckpt_pinned(f, v, entry))
+		return v;
+	*pin_epoch = h->epoch;
+	*pin_tag = h->tag;
+	return -EBUSY;
+}
+
+struct ckpt_area_hdr *ckpt_pin_map(const char *path, char *err, size_t errlen)
+{
+	int fd = open_nofollow(path, O_RDWR, err, errlen);
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	if (ckpt_file_check(fd, path, err, errlen)) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, CKPT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "%s: map for the pin: %s", path, strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+void ckpt_pin_unmap(struct ckpt_area_hdr *a)
+{
+	if (a) {
+		ckpt_pin_set(a, 0, 0);
+		munmap(a, CKPT_PAGE);
+	}
+}
+
+void ckpt_pin_set(struct ckpt_area_hdr *a, uint32_t entry, uint64_t seq)
+{
+	__atomic_store_n(&a->pin_seq, 0, __ATOMIC_RELEASE);
+	if (!seq)
+		return;
+	a->pin_entry = entry;
+	a->pin_pid = (uint32_t)getpid();
+	__atomic_store_n(&a->pin_seq, seq, __ATOMIC_RELEASE);
+	/* before the drainer checks the copy is still there (a save checks
+	 * the pin before it invalidates) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 uint64_t ckpt_next_seq(const struct ckpt_file *f)

@@ -96,6 +96,11 @@ struct ckpt_area_hdr {
 	 * restored or globally committed save; kept here so that a restarted
 	 * process honours its predecessor's restore */
 	uint64_t protect_epoch, protect_tag;
+	/* the reader mark (collx-ckptd, while it drains a copy): the copy of
+	 * entry pin_entry whose seq is pin_seq is no victim (ckpt_victim)
+	 * while process pin_pid lives; pin_seq is written last, 0 clears */
+	uint32_t pin_entry, pin_pid;
+	uint64_t pin_seq;
 };
 
 /* One shard's header: written after its data, state last. */
@@ -166,6 +171,18 @@ int ckpt_find_complete(const struct ckpt_file *f, int entry);
  * committed save; 0, 0 for none), else never the newest globally
  * committed, else never the newest complete. */
 int ckpt_victim(const struct ckpt_file *f, int entry, uint64_t pepoch, uint64_t ptag);
+/* Whether (@slot, @entry) holds the copy collx-ckptd has pinned (its
+ * process alive). */
+bool ckpt_pinned(const struct ckpt_file *f, int slot, int entry);
+/* ckpt_victim, honouring the pin: the slot, or -EBUSY when the only slot
+ * it could take is pinned (*@pin_tag, *@pin_epoch say what is drained). */
+int ckpt_victim_pinned(const struct ckpt_file *f, int entry, uint64_t pepoch, uint64_t ptag,
+		       uint64_t *pin_epoch, uint64_t *pin_tag);
+/* collx-ckptd's writable view of page 0 (the pin), its own mapping. */
+struct ckpt_area_hdr *ckpt_pin_map(const char *path, char *err, size_t errlen);
+void ckpt_pin_unmap(struct ckpt_area_hdr *a);
+/* Pin (@entry, @seq), or clear with @seq 0. */
+void ckpt_pin_set(struct ckpt_area_hdr *a, uint32_t entry, uint64_t seq);
 uint64_t ckpt_next_seq(const struct ckpt_file *f);
 /* Greatest epoch in the area's header and in any header. */
 uint64_t ckpt_max_epoch(const struct ckpt_file *f);
@@ -203,7 +220,7 @@ int ckpt_area_path(char *out, size_t len, const char *name, uint32_t rank);
 
 struct ckpt_mchunk {
 	uint64_t hash;
-	uint64_t src_tag;	/* archive holding the bytes */
+	uint64_t src_epoch, src_tag;	/* archive holding the bytes */
 	uint64_t offset;	/* in that archive's data file */
 	uint32_t len;
 };
@@ -227,18 +244,41 @@ char *ckpt_manifest_format(const struct ckpt_manifest *m, size_t *len);
 int ckpt_manifest_parse(const char *text, size_t len, struct ckpt_manifest *m,
 			char *err, size_t errlen);
 void ckpt_manifest_free(struct ckpt_manifest *m);
-/* DIR/ckpt-<tag>/rank-<r>.{manifest,data} */
-int ckpt_archive_path(char *out, size_t len, const char *dir, uint64_t tag,
+/* DIR/ckpt-<epoch>-<tag>/rank-<r>.{manifest,data}, .../COMMITTED (what
+ * "COMMITTED"), the folder (what NULL); both numbers 20 digits. */
+int ckpt_archive_path(char *out, size_t len, const char *dir, uint64_t epoch, uint64_t tag,
 		      uint32_t rank, const char *what);
-/* Read DIR's manifest of (tag, rank): -ENOENT, -EBADMSG. */
-int ckpt_manifest_load(const char *dir, uint64_t tag, uint32_t rank,
+/* Read DIR's manifest of (epoch, tag, rank): -ENOENT, -EBADMSG. */
+int ckpt_manifest_load(const char *dir, uint64_t epoch, uint64_t tag, uint32_t rank,
 		       struct ckpt_manifest *m, char *err, size_t errlen);
-/* Write atomically: temp file, fsync, rename, fsync the directory. */
+/* Write exclusively: a unique temp file, fsync, link() to its name
+ * (-EEXIST when another writer was first), fsync the directory. */
 int ckpt_manifest_store(const char *dir, const struct ckpt_manifest *m,
 			char *err, size_t errlen);
-/* The complete manifest of @rank with the greatest tag below @tag. */
-int ckpt_manifest_prev(const char *dir, uint64_t tag, uint32_t rank,
+/* The manifest of @rank with the greatest (epoch, tag) below the given. */
+int ckpt_manifest_prev(const char *dir, uint64_t epoch, uint64_t tag, uint32_t rank,
 		       struct ckpt_manifest *m, char *err, size_t errlen);
+/* "<final>.<pid>.<counter>.<ns>.tmp": no two writers share it. */
+int ckpt_tmp_name(char *out, size_t len, const char *final);
+/* link(@tmp, @final), then unlink @tmp: -EEXIST when @final was there. */
+int ckpt_publish(const char *tmp, const char *final);
+
+struct ckpt_id {
+	uint64_t epoch, tag;
+};
+/* The archive folders of DIR, oldest (epoch, tag) first; malloc'd. */
+int ckpt_archive_list(const char *dir, struct ckpt_id **ids, size_t *n);
+/* The checkpoint-level marker ckpt-E-T/COMMITTED: 0 and its world size,
+ * -ENOENT, -EBADMSG. */
+int ckpt_committed_read(const char *dir, uint64_t epoch, uint64_t tag, uint32_t *nranks);
+/* Write COMMITTED when all @nranks manifests are there and check: 0 (this
+ * caller wrote it), -EEXIST (there already: someone else did), -EAGAIN
+ * (a rank's manifest is missing), -EBADMSG. */
+int ckpt_commit_archive(const char *dir, uint64_t epoch, uint64_t tag, uint32_t nranks,
+			char *err, size_t errlen);
+/* Retention: remove the archives older than the newest @keep complete
+ * ones, except those a kept manifest takes chunks from (0: keep all). */
+int ckpt_archive_gc(const char *dir, uint32_t keep, uint32_t *removed, char *err, size_t errlen);
 
 /* ---- archive.c: phase 2 and reading back -------------------------------- */
 
@@ -247,6 +287,7 @@ struct ckpt_archive_opts {
 	bool incremental;
 	bool no_direct;		/* never O_DIRECT */
 	bool no_uring;		/* pwrite instead of io_uring (tests) */
+	uint32_t hold_ms;	/* sleep before publishing (tests: a long drain) */
 	uint32_t write_max;	/* bytes per write, default 8 MiB */
 };
 
@@ -261,27 +302,43 @@ struct ckpt_archive_res {
 };
 
 /* Archive the complete copy in (@slot, @entry) of @f.  -EAGAIN: the slot
- * was reused while being drained (nothing was published). */
+ * was reused while being drained (nothing was published); -EEXIST:
+ * another collx-ckptd published (or is writing) this shard. */
 int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 		       const struct ckpt_archive_opts *o, struct ckpt_archive_res *res,
 		       char *err, size_t errlen);
-/* Restore (tag, rank) from DIR into @v, every chunk checked; *@epoch
- * (may be NULL) the archived save's epoch, 0 when its manifest has none. */
-int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, struct ckpt_iov v,
-		      uint64_t *epoch, char *err, size_t errlen);
+/* Restore (tag, rank) from DIR into @v, every chunk checked: from the
+ * archive of @tag with the greatest epoch (@want_epoch when not 0) that
+ * has its COMMITTED marker, of @nranks ranks (0: not checked); *@epoch
+ * (may be NULL) the archived save's epoch. */
+int ckpt_archive_read(const char *dir, uint64_t tag, uint32_t rank, uint32_t nranks,
+		      uint64_t want_epoch, struct ckpt_iov v, uint64_t *epoch,
+		      char *err, size_t errlen);
 
 /* ---- metrics.c: node_exporter textfile ---------------------------------- */
 
 /* pause: the snapshot save_async returns after; dump: the whole save
  * (call to global commit) */
 enum ckpt_phase { CKPT_PHASE_DUMP, CKPT_PHASE_ARCHIVE, CKPT_PHASE_RESTORE, CKPT_PHASE_PAUSE,
-		  CKPT_NPHASES };
+		  CKPT_PHASE_REPLICATE, CKPT_NPHASES };
+/* a checkpoint's archive state (collx-ckptd --status, metrics) */
+enum ckpt_astate { CKPT_ST_MEMORY, CKPT_ST_ARCHIVING, CKPT_ST_ARCHIVED, CKPT_ST_FAILED,
+		   CKPT_NSTATES };
 
 /* Record a phase and, when COLLX_CKPT_METRICS_DIR (or @dir) is set,
  * replace <dir>/collx_ckpt_<role>_r<rank>.prom atomically. */
 int ckpt_metrics_observe(const char *dir, const char *role, uint32_t rank,
 			 enum ckpt_phase phase, double seconds, uint64_t bytes,
 			 uint64_t tag, const char *source);
+/* Rewrite the file with what is recorded (after the setters below). */
+int ckpt_metrics_flush(const char *dir, const char *role, uint32_t rank);
+/* The last global commit: committed step (tag) and epoch gauges. */
+void ckpt_metrics_commit(uint64_t epoch, uint64_t tag);
+/* collx-ckptd: checkpoints per archive state; bytes an incremental
+ * archive reused; a failed drain. */
+void ckpt_metrics_archive_states(const uint32_t count[CKPT_NSTATES]);
+void ckpt_metrics_archive_saved(uint64_t bytes);
+void ckpt_metrics_archive_failed(void);
 /* The exposition text of what was recorded (tests). */
 char *ckpt_metrics_text(uint32_t rank);
 void ckpt_metrics_reset(void);

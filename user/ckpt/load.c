@@ -347,8 +347,8 @@ int collx_ckpt_load_stats(struct collx_comm *comm, struct collx_ckpt_area *a,
 			ckpt_seterr(a, "load tag %llu: %sno copy in the area, none held by rank(s) %s, and no archive (COLLX_CKPT_DIR unset)",
 				    (unsigned long long)tag, why, holders_str(g));
 		} else {
-			rc = ckpt_archive_read(a->archive_dir, tag, g->rank, v, &arch_epoch, e,
-					       sizeof(e));
+			rc = ckpt_archive_read(a->archive_dir, tag, g->rank, g->nranks, 0, v,
+					       &arch_epoch, e, sizeof(e));
 			if (!rc) {
 				src = COLLX_CKPT_SRC_ARCHIVE;
 			} else {

@@ -25,7 +25,10 @@ static const double bounds[] = {
 };
 #define NB (sizeof(bounds) / sizeof(bounds[0]))
 
-static const char *const phase_names[CKPT_NPHASES] = { "dump", "archive", "restore", "pause" };
+static const char *const phase_names[CKPT_NPHASES] = { "dump", "archive", "restore", "pause",
+							 "replicate" };
+static const char *const state_names[CKPT_NSTATES] = { "in_memory", "archiving", "archived",
+						       "failed" };
 
 struct phase_stat {
 	uint64_t count;
@@ -41,11 +44,54 @@ struct phase_stat {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct phase_stat st[CKPT_NPHASES];
+/* beside the phases: the last global commit (the library), the archive's
+ * per-checkpoint states and incremental savings (collx-ckptd) */
+static struct {
+	bool committed, states, saved;
+	uint64_t commit_epoch, commit_tag;
+	uint32_t state[CKPT_NSTATES];
+	uint64_t saved_total, saved_last, failures;
+} ex;
 
 void ckpt_metrics_reset(void)
 {
 	pthread_mutex_lock(&lock);
 	memset(st, 0, sizeof(st));
+	memset(&ex, 0, sizeof(ex));
+	pthread_mutex_unlock(&lock);
+}
+
+void ckpt_metrics_commit(uint64_t epoch, uint64_t tag)
+{
+	pthread_mutex_lock(&lock);
+	ex.committed = true;
+	ex.commit_epoch = epoch;
+	ex.commit_tag = tag;
+	pthread_mutex_unlock(&lock);
+}
+
+void ckpt_metrics_archive_states(const uint32_t count[CKPT_NSTATES])
+{
+	pthread_mutex_lock(&lock);
+	ex.states = true;
+	memcpy(ex.state, count, sizeof(ex.state));
+	pthread_mutex_unlock(&lock);
+}
+
+void ckpt_metrics_archive_saved(uint64_t bytes)
+{
+	pthread_mutex_lock(&lock);
+	ex.saved = true;
+	ex.saved_total += bytes;
+	ex.saved_last = bytes;
+	pthread_mutex_unlock(&lock);
+}
+
+void ckpt_metrics_archive_failed(void)
+{
+	pthread_mutex_lock(&lock);
+	ex.saved = true;
+	ex.failures++;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -100,6 +146,35 @@ static char *text_locked(uint32_t rank)
 		PUT("collx_ckpt_last_restore_source{rank=\"%u\",source=\"%s\"} 1\n", rank,
 		    st[CKPT_PHASE_RESTORE].last_source);
 	}
+	if (ex.committed) {
+		PUT("# HELP collx_ckpt_committed_step Tag (training step) of the last globally committed checkpoint.\n");
+		PUT("# TYPE collx_ckpt_committed_step gauge\n");
+		PUT("collx_ckpt_committed_step{rank=\"%u\"} %" PRIu64 "\n", rank, ex.commit_tag);
+		PUT("# HELP collx_ckpt_committed_epoch Run epoch (timeline) of the last globally committed checkpoint.\n");
+		PUT("# TYPE collx_ckpt_committed_epoch gauge\n");
+		PUT("collx_ckpt_committed_epoch{rank=\"%u\"} %" PRIu64 "\n", rank, ex.commit_epoch);
+	}
+	if (ex.states) {
+		PUT("# HELP collx_ckpt_archive_checkpoints Checkpoints by archive state, as this rank's collx-ckptd sees them (in_memory: in the area only; archiving: not every rank's manifest yet; archived: the COMMITTED marker is there; failed).\n");
+		PUT("# TYPE collx_ckpt_archive_checkpoints gauge\n");
+		for (p = 0; p < CKPT_NSTATES; p++)
+			PUT("collx_ckpt_archive_checkpoints{rank=\"%u\",state=\"%s\"} %u\n", rank,
+			    state_names[p], ex.state[p]);
+	}
+	if (ex.saved) {
+		PUT("# HELP collx_ckpt_archive_saved_bytes_total Bytes an incremental archive did not write (chunks reused from an older archive).\n");
+		PUT("# TYPE collx_ckpt_archive_saved_bytes_total counter\n");
+		PUT("collx_ckpt_archive_saved_bytes_total{rank=\"%u\"} %" PRIu64 "\n", rank,
+		    ex.saved_total);
+		PUT("# HELP collx_ckpt_last_archive_saved_bytes Bytes the last archive reused instead of writing.\n");
+		PUT("# TYPE collx_ckpt_last_archive_saved_bytes gauge\n");
+		PUT("collx_ckpt_last_archive_saved_bytes{rank=\"%u\"} %" PRIu64 "\n", rank,
+		    ex.saved_last);
+		PUT("# HELP collx_ckpt_archive_failures_total Archive drains that failed (not counting a shard another daemon archived).\n");
+		PUT("# TYPE collx_ckpt_archive_failures_total counter\n");
+		PUT("collx_ckpt_archive_failures_total{rank=\"%u\"} %" PRIu64 "\n", rank,
+		    ex.failures);
+	}
 #undef LBL
 #undef EACH
 #undef PUT
@@ -124,16 +199,11 @@ int ckpt_metrics_observe(const char *dir, const char *role, uint32_t rank,
 			 enum ckpt_phase phase, double seconds, uint64_t bytes,
 			 uint64_t tag, const char *source)
 {
-	char path[4096], tmp[4096];
 	struct phase_stat *p;
 	unsigned int b;
-	char *text;
-	int fd, rc;
 
 	if ((unsigned int)phase >= CKPT_NPHASES)
 		return -EINVAL;
-	if (!dir)
-		dir = getenv("COLLX_CKPT_METRICS_DIR");
 	pthread_mutex_lock(&lock);
 	p = &st[phase];
 	p->count++;
@@ -147,10 +217,21 @@ int ckpt_metrics_observe(const char *dir, const char *role, uint32_t rank,
 	p->last_tag = tag;
 	p->last_end = ckpt_realtime_ns() / 1e9;
 	snprintf(p->last_source, sizeof(p->last_source), "%s", source ? source : "");
-	text = dir && *dir ? text_locked(rank) : NULL;
 	pthread_mutex_unlock(&lock);
+	return ckpt_metrics_flush(dir, role, rank);
+}
+
+int ckpt_metrics_flush(const char *dir, const char *role, uint32_t rank)
+{
+	char path[4096], tmp[4096];
+	char *text;
+	int fd, rc;
+
+	if (!dir)
+		dir = getenv("COLLX_CKPT_METRICS_DIR");
 	if (!dir || !*dir)
 		return 0;
+	text = ckpt_metrics_text(rank);
 	if (!text)
 		return -ENOMEM;
 	if (snprintf(path, sizeof(path), "%s/collx_ckpt_%s_r%u.prom", dir, role, rank) >= 2048 ||

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ckpt_int.h"
 
@@ -179,6 +180,34 @@ static int exchange(struct collx_ckpt_op *op)
 	return 0;
 }
 
+/* The slot a save of @entry overwrites, honouring collx-ckptd's pin: it
+ * waits for the drain up to COLLX_CKPT_PIN_WAIT_MS (default 30000), then
+ * -EBUSY with the reason in @why. */
+static int pick_victim(struct collx_ckpt_area *a, int entry, char *why, size_t whylen)
+{
+	const char *env = getenv("COLLX_CKPT_PIN_WAIT_MS");
+	long wait_ms = env && *env ? strtol(env, NULL, 10) : 30000;
+	double t0 = ckpt_now();
+	uint64_t pe = 0, pt = 0;
+	int v;
+
+	for (;;) {
+		struct timespec ts = { 0, 2000000 };
+
+		v = ckpt_victim_pinned(&a->f, entry, a->protect_epoch, a->protect_tag, &pe, &pt);
+		if (v >= 0)
+			return v;
+		if ((ckpt_now() - t0) * 1000 >= (double)wait_ms)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	snprintf(why, whylen,
+		 "both slots of %s are in use: one holds the last committed checkpoint, collx-ckptd is archiving epoch %llu tag %llu from the other (waited %ld ms, COLLX_CKPT_PIN_WAIT_MS)",
+		 entry ? "a replica entry" : "the own shard", (unsigned long long)pe,
+		 (unsigned long long)pt, wait_ms);
+	return -EBUSY;
+}
+
 static void add_op(struct collx_ckpt_op *op, int rc, struct collx_op *o, const char *what)
 {
 	if (o)
@@ -197,10 +226,9 @@ static void submit(struct collx_ckpt_op *op)
 	uint32_t j, i, nr = g->nranks;
 	int rc;
 
-	for (j = 1; j <= g->k; j++) {
-		op->slot[j] = ckpt_victim(&a->f, j, a->protect_epoch, a->protect_tag);
+	/* op->slot[j]: chosen before the exchange (replicate) */
+	for (j = 1; j <= g->k; j++)
 		ckpt_hdr_invalidate(ckpt_hdr(&a->f, op->slot[j], j));
-	}
 	collx_group_start();
 	for (j = 1; j <= g->k; j++) {
 		uint32_t h = ckpt_holder(nr, g->stride, g->rank, j);
@@ -293,6 +321,19 @@ static void replicate(struct collx_ckpt_op *op)
 	uint32_t j;
 	int i, rc;
 
+	/* the replica slots, before the exchange: a pinned one (collx-ckptd
+	 * drains it) refuses the save on every rank, as bad input does */
+	for (j = 1; j <= g->k && !op->status; j++) {
+		char why[CKPT_ERRLEN];
+
+		rc = pick_victim(a, j, why, sizeof(why));
+		if (rc < 0) {
+			op->status = rc;
+			seterr(op, "save tag %llu: %s", (unsigned long long)op->tag, why);
+		} else {
+			op->slot[j] = rc;
+		}
+	}
 	if (exchange(op))
 		return;
 	submit(op);
@@ -352,10 +393,15 @@ void *ckpt_progress_main(void *arg)
 		op->st.replicate_seconds = ckpt_now() - op->t_snap;
 		op->st.seconds = ckpt_now() - op->t0;
 		op->st.epoch = op->epoch;
-		if (!op->status)
+		if (!op->status) {
+			ckpt_metrics_commit(op->epoch, op->tag);
+			ckpt_metrics_observe(NULL, "rank", a->f.g.rank, CKPT_PHASE_REPLICATE,
+					     op->st.replicate_seconds,
+					     op->st.bytes_local * a->f.g.k, op->tag, NULL);
 			ckpt_metrics_observe(NULL, "rank", a->f.g.rank, CKPT_PHASE_DUMP,
 					     op->st.seconds, op->st.bytes_local * (a->f.g.k + 1),
 					     op->tag, NULL);
+		}
 		pthread_mutex_lock(&a->lock);
 		op->done = true;
 		a->job = NULL;
@@ -436,11 +482,19 @@ int collx_ckpt_save_async(struct collx_comm *comm, struct collx_ckpt_area *a,
 		op->nregions = nregions;
 		for (i = 0; i < nregions; i++)
 			op->sizes[i] = regions[i].bytes;
-		op->slot[0] = ckpt_victim(&a->f, 0, a->protect_epoch, a->protect_tag);
-		ckpt_hdr_invalidate(ckpt_hdr(&a->f, op->slot[0], 0));
-		ckpt_hdr_begin(ckpt_hdr(&a->f, op->slot[0], 0), g, v, tag);
-		ckpt_snapshot_copy(v, ckpt_data(&a->f, op->slot[0], 0), a->copy_threads);
-		op->st.bytes_local = ckpt_regions_bytes(v);
+		char why[CKPT_ERRLEN];
+
+		rc = pick_victim(a, 0, why, sizeof(why));
+		if (rc < 0) {
+			ckpt_seterr(a, "save tag %llu: %s", (unsigned long long)tag, why);
+		} else {
+			op->slot[0] = rc;
+			rc = 0;
+			ckpt_hdr_invalidate(ckpt_hdr(&a->f, op->slot[0], 0));
+			ckpt_hdr_begin(ckpt_hdr(&a->f, op->slot[0], 0), g, v, tag);
+			ckpt_snapshot_copy(v, ckpt_data(&a->f, op->slot[0], 0), a->copy_threads);
+			op->st.bytes_local = ckpt_regions_bytes(v);
+		}
 	}
 	op->status = rc;
 	op->t_snap = ckpt_now();

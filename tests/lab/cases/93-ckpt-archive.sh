@@ -13,7 +13,15 @@
 # size (EINVAL, naming both sizes), and a
 # bit flipped in rank 0's archived tag 1 data, which its incremental tag 2
 # references (EBADMSG on rank 0 naming the chunk, EREMOTEIO on the others).
-# lab-timeout: 150
+# Coordination (issue 38 item 3): archives are keyed by (epoch, tag),
+# ckpt-<epoch>-<tag>/, and get a COMMITTED marker from exactly one daemon
+# once every rank's manifest is there.  Then tag 3 (epoch 2) is drained
+# slowly (--hold-ms) while tags 4 and 5 are saved: the drain is pinned, so
+# tag 5's save waits for it instead of aborting it.  A --keep 2 pass
+# archives tag 5; its one marker writer removes (1, 2) and keeps (1, 1),
+# whose chunks the kept ones take.  Restore from the archive obeys the
+# marker: without it, ENOENT on every rank; with it, every byte back.
+# lab-timeout: 200
 # lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
@@ -26,7 +34,9 @@ B=4194304		# 16 chunks of 256 KiB
 P1=11
 P2=11/12@1,5		# tag 2: chunks 1 and 5 changed
 ckpt_cleanup
-rm -f "$COLLX_CKPT_DIR"/ckpt-*/rank-"$R".* "$COLLX_CKPT_METRICS_DIR"/*
+rm -f "$COLLX_CKPT_METRICS_DIR"/*
+[ "$R" = 0 ] && rm -rf "$COLLX_CKPT_DIR"/ckpt-* "$COLLX_CKPT_DIR"/out-*
+lab_barrier ckpt93-start 60 || lab_fail "ranks never started"
 ckpt_run 29930 --bytes $B save:1:$P1 save:2:$P2
 
 # phase 2, tag 1: everything
@@ -35,12 +45,12 @@ printf '%s\n' "$out"
 printf '%s\n' "$out" | grep -q "archived tag 1 rank $R: 16 chunks, 16 written ($B bytes), 0 reused" ||
 	lab_fail "tag 1 was not archived in full"
 lab_barrier ckpt93-full 60 || lab_fail "ranks never finished archiving tag 1"
-d2=$COLLX_CKPT_DIR/ckpt-00000000000000000002
+d2=$COLLX_CKPT_DIR/ckpt-00000000000000000001-00000000000000000002	# epoch 1
 if [ "$R" != "$LAST" ]; then
 	# tag 2: only the changed chunks
 	rep=
 	[ "$R" = 0 ] && rep=--replicas
-	out=$(ckpt_archive --tag 2 --incremental $rep)
+	out=$(ckpt_archive --tag 2 --incremental $rep --grace-s 0)
 	printf '%s\n' "$out"
 	printf '%s\n' "$out" | grep -q "archived tag 2 rank $R: 16 chunks, 2 written (524288 bytes), 14 reused" ||
 		lab_fail "the incremental archive of tag 2 did not write exactly the 2 changed chunks"
@@ -62,6 +72,7 @@ lab_barrier ckpt93-archived 60 || lab_fail "ranks never finished archiving tag 2
 # Only now: the last rank skips tag 2 (rank 0 archives it from the replica)
 # and once looked while rank 0 was still writing its manifests.
 ls -a "$d2" | grep -q '\.tmp' && lab_fail "a temporary manifest was left in $d2"
+[ -f "$d2/COMMITTED" ] || lab_fail "no COMMITTED marker in $d2 after every rank's manifest"
 
 # a replaced node: the last rank's area is gone, its holder has the replica
 src=local
@@ -84,7 +95,7 @@ if [ "$R" = 0 ]; then
 	big=saveerr:3:33:EINVAL:$((B + 1))	# more than the area takes
 fi
 out=$(ckpt_run 29932 --bytes $B $big load:2:archive:$P2 load:1:archive:$P1 loadfail:99:ENOENT \
-	loadsize:2:4096:EINVAL $flip barrier loadfail:2:$bad loadfail:1:$bad)
+	loadsize:2:4096:EINVAL $flip barrier loadfail:2:$bad loadfail:1:$bad $flip)
 printf '%s\n' "$out"
 if [ "$R" = 0 ]; then
 	printf '%s\n' "$out" |
@@ -105,5 +116,56 @@ else
 	printf '%s\n' "$out" | grep -q "load tag 2 failed as expected: EREMOTEIO .*rank 0 failed" ||
 		lab_fail "the other ranks were not told that rank 0 could not restore"
 fi
+# (rank 0's second flip put the bit back)
+
+# coordination: the areas restored epoch 1, so the next process saves in
+# epoch 2, and the one after in epoch 3
+log=$COLLX_CKPT_DIR/out-$R
+lab_barrier ckpt93-coord 60 || lab_fail "ranks never reached the coordination part"
+ckpt_run 29933 --bytes $B save:3:$P1
+(ckpt_archive --incremental --hold-ms 6000) >"$log.drain" 2>&1 &
+dpid=$!
+# the pin (pin_seq, bytes 120..127 of the area's header) is up: saves now
+i=0
+while [ "$(od -An -tu8 -j120 -N8 "$(ckpt_area)" | tr -d ' ')" = 0 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ $i -lt 100 ] || lab_fail "collx-ckptd never pinned tag 3's slot"
+out=$(ckpt_run 29934 --bytes $B save:4:$P2 save:5:$P1)	# tag 5 needs tag 3's slot
+printf '%s\n' "$out"
+wait $dpid || { cat "$log.drain"; lab_fail "the drain of tag 3 failed while tags 4 and 5 were saved"; }
+cat "$log.drain"
+p5=$(printf '%s\n' "$out" | sed -n 's/^rank [0-9]*: save tag 5.*, pause \([0-9.]*\) s.*/\1/p')
+[ "$(echo "${p5:-0} > 0.2" | bc)" = 1 ] ||
+	lab_fail "tag 5's save did not wait for the pinned drain (pause ${p5:-?} s)"
+grep -q "archived tag 3 rank $R: .*epoch 2" "$log.drain" ||
+	lab_fail "tag 3 (epoch 2) was not archived whole while saves ran"
+ckpt_archive --incremental --keep 2 >"$log"
+cat "$log"
+grep -q "archived tag 5 rank $R: .*epoch 3" "$log" || lab_fail "tag 5 (epoch 3) was not archived"
+lab_barrier ckpt93-kept 60 || lab_fail "ranks never archived tag 5"
+e() { printf '%s/ckpt-%020d-%020d' "$COLLX_CKPT_DIR" "$1" "$2"; }
+if [ "$R" = 0 ]; then
+	n=$(cat "$COLLX_CKPT_DIR"/out-? | grep -c "epoch 3 tag 5: .*wrote its COMMITTED marker")
+	[ "$n" = 1 ] || lab_fail "$n daemons wrote tag 5's COMMITTED marker, not 1"
+	[ -f "$(e 2 3)/COMMITTED" ] && [ -f "$(e 3 5)/COMMITTED" ] ||
+		lab_fail "the newest 2 archives are not both complete"
+	[ -e "$(e 1 2)" ] && lab_fail "--keep 2 left (1, 2)"
+	[ -f "$(e 1 1)/rank-0.data" ] || lab_fail "--keep 2 removed (1, 1), whose chunks the kept ones take"
+	[ -e "$(e 1 1)/COMMITTED" ] && lab_fail "(1, 1) is kept for its data only, yet still marked restorable"
+	ls "$COLLX_CKPT_DIR"/ckpt-*/ | grep -q tmp && lab_fail "temporary files left in the archive"
+fi
+# restore from the archive obeys the marker
+ckpt_cleanup
+[ "$R" = 0 ] && mv "$(e 3 5)/COMMITTED" "$COLLX_CKPT_DIR/held-COMMITTED"
+lab_barrier ckpt93-unmarked 60 || lab_fail "ranks never reached the unmarked restore"
+out=$(ckpt_run 29935 --bytes $B loadfail:5:ENOENT)
+printf '%s\n' "$out" | grep -q "load tag 5 failed as expected: ENOENT .*without their COMMITTED marker" ||
+	lab_fail "an archive without its COMMITTED marker was not refused with the reason"
+lab_barrier ckpt93-unmarked-done 60 || lab_fail "ranks never finished the unmarked restore"
+[ "$R" = 0 ] && mv "$COLLX_CKPT_DIR/held-COMMITTED" "$(e 3 5)/COMMITTED"
+lab_barrier ckpt93-marked 60 || lab_fail "ranks never reached the marked restore"
+ckpt_run 29936 --bytes $B load:5:archive:$P1
 ckpt_cleanup
 collx_no_leak 30

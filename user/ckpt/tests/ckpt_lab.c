@@ -480,11 +480,20 @@ static void do_flip(uint64_t tag, uint64_t off)
 {
 	const char *dir = getenv("COLLX_CKPT_DIR");
 	char path[4096];
+	struct ckpt_id *ids = NULL;
+	uint64_t ep = 0;
+	size_t n = 0, q;
 	uint8_t b;
 	int fd;
 
-	if (!dir || ckpt_archive_path(path, sizeof(path), dir, tag, rank, "data"))
-		die("flip: no COLLX_CKPT_DIR%s%s", "", "");
+	/* the newest epoch's archive of the tag */
+	if (dir && !ckpt_archive_list(dir, &ids, &n))
+		for (q = 0; q < n; q++)
+			if (ids[q].tag == tag)
+				ep = ids[q].epoch;
+	free(ids);
+	if (!dir || !ep || ckpt_archive_path(path, sizeof(path), dir, ep, tag, rank, "data"))
+		die("flip: no COLLX_CKPT_DIR or no archive of the tag%s%s", "", "");
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || pread(fd, &b, 1, off) != 1)
 		die("flip: %s: %s", path, strerror(errno));

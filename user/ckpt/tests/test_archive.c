@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ckpt_int.h"
@@ -52,7 +53,7 @@ static off_t fsize(const char *dir, uint64_t tag)
 	char p[4096];
 	struct stat st;
 
-	ckpt_archive_path(p, sizeof(p), dir, tag, 0, "data");
+	ckpt_archive_path(p, sizeof(p), dir, 1, tag, 0, "data");
 	return stat(p, &st) == 0 ? st.st_size : -1;
 }
 
@@ -62,7 +63,34 @@ static int read_back(const char *dir, uint64_t tag, uint8_t *out, char *err)
 	struct collx_ckpt_region r[2] = { { out, reg[0].bytes }, { out + reg[0].bytes, reg[1].bytes } };
 	struct ckpt_iov w = { r, 2 };
 
-	return ckpt_archive_read(dir, tag, 0, w, NULL, err, CKPT_ERRLEN);
+	return ckpt_archive_read(dir, tag, 0, 2, 0, w, NULL, err, CKPT_ERRLEN);
+}
+
+/* The checkpoint-level marker, as if rank 1's manifest were there too
+ * (the area is rank 0 of 2). */
+static void mark(const char *dir, uint64_t tag)
+{
+	char p[4096];
+	FILE *fp;
+
+	ckpt_archive_path(p, sizeof(p), dir, 1, tag, 0, "COMMITTED");
+	fp = fopen(p, "w");
+	if (fp) {
+		fprintf(fp, "collx-ckpt-committed 1\nepoch 1\ntag %" PRIu64 "\nnranks 2\n", tag);
+		fclose(fp);
+	}
+}
+
+/* No file of @sub's name ends in .tmp. */
+static int tmp_left(const char *dir, uint64_t tag)
+{
+	char cmd[4096 + 64];
+
+	ckpt_archive_path(cmd, sizeof(cmd), dir, 1, tag, 0, NULL);
+	memmove(cmd + 7, cmd, strlen(cmd) + 1);
+	memcpy(cmd, "ls -a '", 7);
+	strcat(cmd, "' | grep -q tmp");
+	return system(cmd) == 0;
 }
 
 int main(void)
@@ -147,12 +175,24 @@ int main(void)
 	ok(fsize(dir, 1) == BYTES, "data file of %lld bytes (padding cut off)", (long long)fsize(dir, 1));
 	memset(out, 0, BYTES);
 	rc = read_back(dir, 1, out, err);
+	ok(rc == -ENOENT && strstr(err, "COMMITTED"),
+	   "without the checkpoint's COMMITTED marker the archive is not restorable: %s", err);
+	mark(dir, 1);
+	{
+		struct collx_ckpt_region r2[2] = { { out, reg[0].bytes }, { out + reg[0].bytes, reg[1].bytes } };
+		struct ckpt_iov w = { r2, 2 };
+
+		rc = ckpt_archive_read(dir, 1, 0, 4, 0, w, NULL, err, sizeof(err));
+		ok(rc == -EINVAL && strstr(err, "saved by 2 ranks, this job has 4"),
+		   "another world size is refused: %s", err);
+	}
+	rc = read_back(dir, 1, out, err);
 	ok(rc == 0 && !memcmp(out, snap1, BYTES), "tag 1 read back exactly");
 	{
 		struct collx_ckpt_region r2[2] = { { out, 3 * CHUNK }, { out + 3 * CHUNK, BYTES - 3 * CHUNK } };
 		struct ckpt_iov w = { r2, 2 };
 
-		rc = ckpt_archive_read(dir, 1, 0, w, NULL, err, sizeof(err));
+		rc = ckpt_archive_read(dir, 1, 0, 2, 0, w, NULL, err, sizeof(err));
 		ok(rc == -EINVAL && strstr(err, "cut differently"), "same bytes cut otherwise: %s", err);
 	}
 
@@ -169,6 +209,7 @@ int main(void)
 	ok(fsize(dir, 2) == CHUNK + 1000, "its data file holds only those (%lld bytes)",
 	   (long long)fsize(dir, 2));
 	memcpy(snap1, state, BYTES);
+	mark(dir, 2);
 	rc = read_back(dir, 2, out, err);
 	ok(rc == 0 && !memcmp(out, state, BYTES), "tag 2 read back exactly through tag 1's chunks");
 	/* nothing changed: nothing written */
@@ -176,6 +217,7 @@ int main(void)
 	rc = ckpt_archive_entry(&f, slot, 0, &o, &r, err, sizeof(err));
 	ok(rc == 0 && r.written_chunks == 0 && r.written_bytes == 0 && fsize(dir, 3) == 0,
 	   "unchanged tag 3: 0 chunks written");
+	mark(dir, 3);
 	rc = read_back(dir, 3, out, err);
 	ok(rc == 0 && !memcmp(out, state, BYTES), "tag 3 read back from tags 1 and 2");
 	/* the buffered, pwrite path too */
@@ -186,6 +228,7 @@ int main(void)
 	slot = save(&f, 4, 6);
 	rc = ckpt_archive_entry(&f, slot, 0, &o, &r, err, sizeof(err));
 	ok(rc == 0 && !r.direct && !r.uring && r.written_bytes == BYTES, "buffered pwrite archive");
+	mark(dir, 4);
 	rc = read_back(dir, 4, out, err);
 	ok(rc == 0 && !memcmp(out, state, BYTES), "tag 4 read back exactly");
 
@@ -196,7 +239,7 @@ int main(void)
 		struct collx_ckpt_region one = { out, BYTES - 1 };
 		struct ckpt_iov w = { &one, 1 };
 
-		rc = ckpt_archive_read(dir, 2, 0, w, NULL, err, sizeof(err));
+		rc = ckpt_archive_read(dir, 2, 0, 2, 0, w, NULL, err, sizeof(err));
 		ok(rc == -EINVAL && strstr(err, "saved as 2 region"), "wrong sizes: %s", err);
 	}
 	{
@@ -205,7 +248,7 @@ int main(void)
 		uint8_t b;
 
 		/* one bit in the data tag 2 wrote (chunk 5) */
-		ckpt_archive_path(p, sizeof(p), dir, 2, 0, "data");
+		ckpt_archive_path(p, sizeof(p), dir, 1, 2, 0, "data");
 		fd = open(p, O_RDWR);
 		pread(fd, &b, 1, 100);
 		b ^= 0x10;
@@ -218,7 +261,7 @@ int main(void)
 		rc = read_back(dir, 1, out, err);
 		ok(rc == 0, "tag 1 does not reference it and still reads");
 		/* a data file cut short */
-		ckpt_archive_path(p, sizeof(p), dir, 4, 0, "data");
+		ckpt_archive_path(p, sizeof(p), dir, 1, 4, 0, "data");
 		truncate(p, BYTES - 10);
 		rc = read_back(dir, 4, out, err);
 		ok(rc == -EBADMSG && strstr(err, "truncated"), "truncated data: %s", err);
@@ -236,12 +279,96 @@ int main(void)
 		char p[4096];
 		struct stat st;
 
-		ckpt_archive_path(p, sizeof(p), dir, 5, 0, "manifest");
+		ckpt_archive_path(p, sizeof(p), dir, 1, 5, 0, "manifest");
 		ok(stat(p, &st) < 0, "no manifest for it");
 	}
 	ckpt_hdr_invalidate(ckpt_hdr(&f, slot, 0));
 	rc = ckpt_archive_entry(&f, slot, 0, &o, &r, err, sizeof(err));
 	ok(rc == -ENOENT, "an empty slot: %s", err);
+
+	/* two writers of one shard (the owner's daemon and a holder's with
+	 * --replicas): each writes a name of its own, link() publishes, one
+	 * wins, the other is told and leaves nothing behind */
+	{
+		int i, wins = 0, lost = 0, other = 0, st;
+		pid_t pid[4];
+
+		state[9] ^= 1;
+		slot = save(&f, 6, 8);
+		o.hold_ms = 300;	/* all four past the existence check first */
+		for (i = 0; i < 4; i++) {
+			pid[i] = fork();
+			if (pid[i] == 0) {
+				struct ckpt_archive_res rr;
+				char e[CKPT_ERRLEN];
+				int x = ckpt_archive_entry(&f, slot, 0, &o, &rr, e, sizeof(e));
+
+				_exit(x == 0 ? 0 : x == -EEXIST ? 1 : 2);
+			}
+		}
+		for (i = 0; i < 4; i++) {
+			waitpid(pid[i], &st, 0);
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+				wins++;
+			else if (WIFEXITED(st) && WEXITSTATUS(st) == 1)
+				lost++;
+			else
+				other++;
+		}
+		o.hold_ms = 0;
+		ok(wins == 1 && lost == 3 && !other,
+		   "four concurrent writers of one shard: %d published, %d told another was first, %d else",
+		   wins, lost, other);
+		ok(!tmp_left(dir, 6), "no temporary data or manifest file left");
+		rc = ckpt_archive_entry(&f, slot, 0, &o, &r, err, sizeof(err));
+		ok(rc == -EEXIST && strstr(err, "another collx-ckptd"), "a later writer: %s", err);
+		mark(dir, 6);
+		rc = read_back(dir, 6, out, err);
+		ok(rc == 0 && !memcmp(out, state, BYTES), "the winner's archive reads back exactly");
+	}
+
+	/* the pin: collx-ckptd's reader mark on the copy it drains */
+	{
+		struct ckpt_area_hdr *pin = ckpt_pin_map(areap, err, sizeof(err));
+		uint64_t pe = 0, pt = 0;
+		int old, st;
+		pid_t dead;
+
+		ok(pin != NULL, "collx-ckptd maps the header page for the pin: %s", pin ? "" : err);
+		state[11] ^= 1;
+		s1 = save(&f, 10, 10);
+		state[11] ^= 1;
+		s2 = save(&f, 11, 11);
+		old = ckpt_victim(&f, 0, 0, 0);
+		ok(old == s1, "unpinned: the next save takes tag 10's slot");
+		ckpt_pin_set(pin, 0, 10);	/* draining tag 10 */
+		ok(ckpt_pinned(&f, s1, 0) && !ckpt_pinned(&f, s2, 0), "tag 10's copy is pinned");
+		rc = ckpt_victim_pinned(&f, 0, 0, 0, &pe, &pt);
+		ok(rc == -EBUSY && pt == 10 && pe == 1,
+		   "pinned victim, the other slot the newest committed: -EBUSY naming tag %llu",
+		   (unsigned long long)pt);
+		ok(ckpt_victim_pinned(&f, 1, 0, 0, &pe, &pt) >= 0, "another entry is not pinned");
+		ckpt_pin_set(pin, 0, 11);	/* draining the newest: no conflict */
+		ok(ckpt_victim_pinned(&f, 0, 0, 0, &pe, &pt) == s1,
+		   "the newest pinned: the save takes the other slot");
+		/* a daemon that died mid-drain pins nothing */
+		dead = fork();
+		if (dead == 0)
+			_exit(0);
+		waitpid(dead, &st, 0);
+		ckpt_pin_set(pin, 0, 10);
+		pin->pin_pid = (uint32_t)dead;
+		ok(ckpt_victim_pinned(&f, 0, 0, 0, &pe, &pt) == s1, "a dead daemon's pin is ignored");
+		ckpt_pin_set(pin, 0, 0);
+		ok(!ckpt_pinned(&f, s1, 0) && ckpt_victim_pinned(&f, 0, 0, 0, &pe, &pt) == s1,
+		   "cleared: tag 10's slot is the victim again");
+		/* pinned, a drain survives a save (the save waits or fails) */
+		ckpt_pin_set(pin, 0, 10);
+		rc = ckpt_archive_entry(&f, s1, 0, &o, &r, err, sizeof(err));
+		ok(rc == 0 && ckpt_hdr(&f, s1, 0)->tag == 10, "the pinned copy drained whole: %s",
+		   rc ? err : "");
+		ckpt_pin_unmap(pin);
+	}
 
 	ckpt_file_close(&f);
 	snprintf(areap, sizeof(areap), "rm -rf %s", tmp);
