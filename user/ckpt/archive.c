@@ -228,8 +228,22 @@ int ckpt_archive_entry(const struct ckpt_file *f, int slot, int entry,
 		rc = ckpt_archive_path(final, sizeof(final), o->dir, m.epoch, m.tag, m.rank, "data");
 	if (!rc)
 		rc = ckpt_tmp_name(path, sizeof(path), final);
-	if (!rc && access(final, F_OK) == 0)
-		rc = -EEXIST;	/* another daemon's, published or being */
+	if (!rc) {
+		struct stat st;
+		char man[4096];
+
+		/* another daemon's, published (its manifest follows within
+		 * milliseconds) - unless its writer died between the two: a
+		 * data file without a manifest for CKPT_STALE_S is removed */
+		if (stat(final, &st) == 0) {
+			rc = -EEXIST;
+			if (!ckpt_archive_path(man, sizeof(man), o->dir, m.epoch, m.tag, m.rank,
+					       "manifest") && access(man, F_OK) < 0 && errno == ENOENT &&
+			    (uint64_t)st.st_mtime + CKPT_STALE_S < ckpt_realtime_ns() / 1000000000ull &&
+			    unlink(final) == 0)
+				rc = 0;
+		}
+	}
 	if (rc == -EEXIST) {
 		snprintf(err, errlen, "%s exists: another collx-ckptd archives this shard", final);
 		goto out;

@@ -174,6 +174,19 @@ static int area_open(struct collx_comm *comm, struct collx_comm *xcomm, bool own
 	a->epoch = 0;	/* a new process starts a new timeline at its first save */
 	dir = getenv("COLLX_CKPT_DIR");
 	snprintf(a->archive_dir, sizeof(a->archive_dir), "%s", dir ? dir : "");
+	if (a->archive_dir[0]) {
+		struct ckpt_id *ids;
+		size_t n;
+
+		/* a job started afresh (its areas gone, nothing restored) must
+		 * not reuse an epoch the archive has: its (epoch, tag) folders
+		 * would mix two timelines.  Sorted: the last has the greatest. */
+		if (!ckpt_archive_list(a->archive_dir, &ids, &n)) {
+			if (n && ids[n - 1].epoch > a->max_epoch)
+				a->max_epoch = ids[n - 1].epoch;
+			free(ids);
+		}
+	}
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->cond, NULL);
 	rc = -pthread_create(&a->thread, NULL, ckpt_progress_main, a);

@@ -301,6 +301,9 @@ struct ckpt_archive_res {
 	double seconds;
 };
 
+/* A data file without its manifest this long (seconds) was left by a
+ * writer that died between the two: the next drain replaces it. */
+#define CKPT_STALE_S	60
 /* Archive the complete copy in (@slot, @entry) of @f.  -EAGAIN: the slot
  * was reused while being drained (nothing was published); -EEXIST:
  * another collx-ckptd published (or is writing) this shard. */

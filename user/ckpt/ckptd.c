@@ -251,6 +251,16 @@ static void states(const struct ckpt_file *f, const char *dir, uint32_t count[CK
 					  have(dir, ids[i].epoch, ids[i].tag, r, "failed");
 			}
 			s = failed ? CKPT_ST_FAILED : CKPT_ST_ARCHIVING;
+			if (!failed && got == f->g.nranks) {
+				/* every manifest, no marker: retention took the
+				 * marker of an archive kept for newer ones' chunks
+				 * (or the marker's writer is a moment away) */
+				if (out)
+					fprintf(out, "epoch %" PRIu64 " tag %" PRIu64
+						": data only (newer archives take chunks from it; not restorable)\n",
+						ids[i].epoch, ids[i].tag);
+				continue;
+			}
 		}
 		count[s]++;
 		if (!out)

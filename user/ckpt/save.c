@@ -181,15 +181,25 @@ static int exchange(struct collx_ckpt_op *op)
 }
 
 /* The slot a save of @entry overwrites, honouring collx-ckptd's pin: it
- * waits for the drain up to COLLX_CKPT_PIN_WAIT_MS (default 30000), then
- * -EBUSY with the reason in @why. */
+ * waits for the drain up to COLLX_CKPT_PIN_WAIT_MS (default 10000), and
+ * never more than half the comm timeout (COLLX_TIMEOUT_MS, else the
+ * module's 30 s): the other ranks wait for this one in the descriptor
+ * exchange, which must not time out.  Then -EBUSY with the reason in @why. */
 static int pick_victim(struct collx_ckpt_area *a, int entry, char *why, size_t whylen)
 {
-	const char *env = getenv("COLLX_CKPT_PIN_WAIT_MS");
-	long wait_ms = env && *env ? strtol(env, NULL, 10) : 30000;
+	const char *env = getenv("COLLX_CKPT_PIN_WAIT_MS"), *tenv = getenv("COLLX_TIMEOUT_MS");
+	long wait_ms = env && *env ? strtol(env, NULL, 10) : 10000;
+	long tmo = tenv && *tenv ? strtol(tenv, NULL, 10) : 0;
 	double t0 = ckpt_now();
 	uint64_t pe = 0, pt = 0;
 	int v;
+
+	if (tmo <= 0)
+		tmo = 30000;
+	if (wait_ms > tmo / 2)
+		wait_ms = tmo / 2;
+	if (wait_ms < 0)
+		wait_ms = 0;
 
 	for (;;) {
 		struct timespec ts = { 0, 2000000 };

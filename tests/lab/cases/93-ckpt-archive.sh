@@ -21,6 +21,8 @@
 # archives tag 5; its one marker writer removes (1, 2) and keeps (1, 1),
 # whose chunks the kept ones take.  Restore from the archive obeys the
 # marker: without it, ENOENT on every rank; with it, every byte back.
+# --status names each checkpoint's state; a fresh start (areas gone,
+# nothing restored) saves in an epoch above every archived one.
 # lab-timeout: 200
 # lab-once
 . "$COLLX_SRC/tests/lab/lib.sh"
@@ -132,7 +134,10 @@ while [ "$(od -An -tu8 -j120 -N8 "$(ckpt_area)" | tr -d ' ')" = 0 ] && [ $i -lt 
 	i=$((i + 1))
 done
 [ $i -lt 100 ] || lab_fail "collx-ckptd never pinned tag 3's slot"
-out=$(ckpt_run 29934 --bytes $B save:4:$P2 save:5:$P1)	# tag 5 needs tag 3's slot
+# tag 5 needs tag 3's slot and waits for the drain; the other ranks wait
+# for it in the exchange: a comm timeout well above the drain's skew
+out=$(COLLX_TIMEOUT_MS=40000 COLLX_CKPT_PIN_WAIT_MS=20000 \
+	ckpt_run 29934 --bytes $B save:4:$P2 save:5:$P1)
 printf '%s\n' "$out"
 wait $dpid || { cat "$log.drain"; lab_fail "the drain of tag 3 failed while tags 4 and 5 were saved"; }
 cat "$log.drain"
@@ -167,5 +172,19 @@ lab_barrier ckpt93-unmarked-done 60 || lab_fail "ranks never finished the unmark
 [ "$R" = 0 ] && mv "$COLLX_CKPT_DIR/held-COMMITTED" "$(e 3 5)/COMMITTED"
 lab_barrier ckpt93-marked 60 || lab_fail "ranks never reached the marked restore"
 ckpt_run 29936 --bytes $B load:5:archive:$P1
+if [ "$R" = 0 ]; then
+	out=$(lab_run "$CKPTD" --area "$(ckpt_area)" --dir "$COLLX_CKPT_DIR" --status)
+	printf '%s\n' "$out"
+	printf '%s\n' "$out" | grep -q "^epoch 3 tag 5: archived" &&
+		printf '%s\n' "$out" | grep -q "^epoch 1 tag 1: data only" ||
+		lab_fail "--status does not say tag 5 is archived and (1, 1) kept for its data"
+fi
+# a job started afresh (areas gone, nothing restored) takes an epoch
+# above the archive's: its folders never mix with epoch 3's
+ckpt_cleanup
+lab_barrier ckpt93-afresh 60 || lab_fail "ranks never reached the fresh start"
+out=$(ckpt_run 29937 --bytes $B save:6:$P1)
+printf '%s\n' "$out" | grep -q "save tag 6: .*epoch 4," ||
+	lab_fail "a fresh start did not take an epoch above the archive's 3"
 ckpt_cleanup
 collx_no_leak 30

@@ -325,6 +325,26 @@ int main(void)
 		mark(dir, 6);
 		rc = read_back(dir, 6, out, err);
 		ok(rc == 0 && !memcmp(out, state, BYTES), "the winner's archive reads back exactly");
+		/* a writer that died between its data and its manifest */
+		{
+			char p[4096];
+			struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } };
+
+			state[13] ^= 1;
+			slot = save(&f, 7, 9);
+			ckpt_archive_path(p, sizeof(p), dir, 1, 7, 0, NULL);
+			mkdir(dir, 0700);
+			mkdir(p, 0700);
+			ckpt_archive_path(p, sizeof(p), dir, 1, 7, 0, "data");
+			close(open(p, O_WRONLY | O_CREAT, 0600));
+			rc = ckpt_archive_entry(&f, slot, 0, &o, &r, err, sizeof(err));
+			ok(rc == -EEXIST, "a fresh data file without a manifest: left to its writer");
+			utimensat(AT_FDCWD, p, old, 0);
+			rc = ckpt_archive_entry(&f, slot, 0, &o, &r, err, sizeof(err));
+			mark(dir, 7);
+			ok(rc == 0 && read_back(dir, 7, out, err) == 0 && !memcmp(out, state, BYTES),
+			   "one older than %d s: its writer died, the drain replaces it", CKPT_STALE_S);
+		}
 	}
 
 	/* the pin: collx-ckptd's reader mark on the copy it drains */
