@@ -163,12 +163,13 @@ stage_package() {
 }
 
 # Host tests: the shared core (tests/unit), libcollx (tests/unit/lib),
+# the schedules simulated at scale with the cost model (tests/sim),
 # collx-netmon's attribution logic (bpf check), the doctor, checkpoints,
 # the man pages, the plot scripts and the ioctl fuzzer's model
 # (tests/fuzz), each printing TAP.
 stage_unit() {
 	local dir name
-	for dir in tests/unit tests/unit/lib bpf user/doctor user/ckpt Documentation/man \
+	for dir in tests/unit tests/unit/lib tests/sim bpf user/doctor user/ckpt Documentation/man \
 		tests/plots tests/fuzz; do
 		name=$(echo "$dir" | tr / _)
 		if [ ! -f "$dir/Makefile" ]; then
