@@ -115,6 +115,7 @@ bench:
 
 bench-ckpt: deps
 	tests/bench/bench-ckpt.sh -k $(LAB_KERNEL)
+	tests/bench/bench-ckpt-ddp.sh -k $(LAB_KERNEL)
 
 # install, install-module, install-user, uninstall (GNU directory
 # variables; what the packages install).
@@ -138,7 +139,7 @@ help:
 	@echo "make check-debug        the debug kernel (KASAN, lockdep, kmemleak): built, then a 4-node lab of it"
 	@echo "make bench-reduce       reduction kernels vs STREAM and MPI_Reduce_local"
 	@echo "make bench              collx vs ib_write_bw and Gloo on the lab"
-	@echo "make bench-ckpt         checkpoint pause and restore: archive folder, local file, peers' memory"
+	@echo "make bench-ckpt         checkpoint pause and restore: archive folder, local file, peers' memory; DDP's step while one replicates"
 	@echo "make deb                the Debian packages in .build/deb"
 	@echo "make install            module for KVER, library, tools, man pages, system files"
 	@echo "make modules-arm64      the module cross-built for Debian's arm64 kernels"
