@@ -28,11 +28,7 @@ KREL=$(cd /boot && ls -1 vmlinuz-"$KERNEL".[0-9]* 2>/dev/null | sed 's/^vmlinuz-
 [ -n "$KREL" ] || KREL=$KERNEL
 cd "$SRC"
 # Everything the nodes run, from this tree: a fresh clone has none of it.
-if [ "$DDP" = 1 ]; then
-	tests/lab/demo-build.sh -k "$KERNEL"
-else
-	tests/lab/demo-build.sh -k "$KERNEL" -D
-fi
+tests/lab/demo-build.sh -k "$KERNEL" $([ "$DDP" = 1 ] || echo -D)
 OUT=$SRC/.build/lab/demo-$KERNEL
 status=0
 # with the switch agent (tests/netmon/switch-agent.sh): it injects the

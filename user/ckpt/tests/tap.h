@@ -5,6 +5,8 @@
 
 #include <errno.h>	/* program_invocation_short_name (_GNU_SOURCE) */
 #include <stdio.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 static int tap_n, tap_failed;
 
@@ -33,6 +35,27 @@ static inline int done(void)
 {
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
+}
+
+/*
+ * Reap @n children of a race whose each exits 0 for "I won", 1 for "another
+ * was first" (EEXIST) and anything else for a fault: the three counts.
+ */
+static inline void tap_reap_race(const pid_t *pid, int n, int *wins, int *lost, int *other)
+{
+	int i, st;
+
+	*wins = *lost = *other = 0;
+	for (i = 0; i < n; i++) {
+		if (waitpid(pid[i], &st, 0) != pid[i] || !WIFEXITED(st))
+			(*other)++;
+		else if (WEXITSTATUS(st) == 0)
+			(*wins)++;
+		else if (WEXITSTATUS(st) == 1)
+			(*lost)++;
+		else
+			(*other)++;
+	}
 }
 
 /* splitmix64: reproducible test data */

@@ -290,7 +290,7 @@ int main(void)
 	 * --replicas): each writes a name of its own, link() publishes, one
 	 * wins, the other is told and leaves nothing behind */
 	{
-		int i, wins = 0, lost = 0, other = 0, st;
+		int i, wins, lost, other;
 		pid_t pid[4];
 
 		state[9] ^= 1;
@@ -306,15 +306,7 @@ int main(void)
 				_exit(x == 0 ? 0 : x == -EEXIST ? 1 : 2);
 			}
 		}
-		for (i = 0; i < 4; i++) {
-			waitpid(pid[i], &st, 0);
-			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-				wins++;
-			else if (WIFEXITED(st) && WEXITSTATUS(st) == 1)
-				lost++;
-			else
-				other++;
-		}
+		tap_reap_race(pid, 4, &wins, &lost, &other);
 		o.hold_ms = 0;
 		ok(wins == 1 && lost == 3 && !other,
 		   "four concurrent writers of one shard: %d published, %d told another was first, %d else",

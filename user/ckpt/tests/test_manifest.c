@@ -191,7 +191,7 @@ int main(void)
 	 * exactly one writer among many */
 	{
 		uint32_t nr = 0, r;
-		int wins = 0, lost = 0, other = 0, st, k;
+		int wins, lost, other, k;
 		pid_t pid[8];
 
 		ok(ckpt_commit_archive(dir, 5, 9, 4, err, sizeof(err)) == -EAGAIN,
@@ -214,15 +214,7 @@ int main(void)
 				_exit(x == 0 ? 0 : x == -EEXIST ? 1 : 2);
 			}
 		}
-		for (k = 0; k < 8; k++) {
-			waitpid(pid[k], &st, 0);
-			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-				wins++;
-			else if (WIFEXITED(st) && WEXITSTATUS(st) == 1)
-				lost++;
-			else
-				other++;
-		}
+		tap_reap_race(pid, 8, &wins, &lost, &other);
 		ok(wins == 1 && lost == 7 && !other,
 		   "eight daemons complete the set at once: %d wrote COMMITTED, %d found it there, %d else",
 		   wins, lost, other);
