@@ -483,7 +483,8 @@ struct collx_cm_entry {
  * @lock: serialises the engine: @queue, @run, progress
  * @teardown_lock: serialises releasing the RDMA resources
  * @queue: groups submitted, not yet started, in order
- * @nqueued: ops in @queue
+ * @npending: ops submitted and not yet complete, started or not (what
+ *	COMM_QUERY reports as ops_queued), under @lock
  * @run: the running group, or NULL
  * @groups: groups started on this comm
  * @work: runs the engine
@@ -523,7 +524,7 @@ struct collx_comm {
 	struct mutex lock; /* see above */
 	struct mutex teardown_lock; /* see above */
 	struct list_head queue;
-	u32 nqueued;
+	u32 npending;
 	struct collx_group *run;
 	u64 groups;
 	struct work_struct work;

@@ -696,15 +696,17 @@ static void collx_comm_log_unready(struct collx_comm *comm,
 }
 
 /*
- * Connect the default peers and wait for them.  On failure say why and
- * whom to blame: a peer that never connected is the answer to "who is
- * missing", so it is named before one whose connection was reset.
+ * Connect the default peers and wait for them until @deadline, which the
+ * create set when it began: what came before (the listener, starting each
+ * peer) is spent from the same timeout.  On failure say why and whom to
+ * blame: a peer that never connected is the answer to "who is missing",
+ * so it is named before one whose connection was reset.
  */
 static int collx_comm_connect(struct collx_comm *comm, unsigned long *set,
-			      struct collx_blame *b)
+			      unsigned long deadline, struct collx_blame *b)
 {
-	long left = msecs_to_jiffies(comm->params.timeout_ms);
 	struct collx_peer *peer;
+	long left;
 	u32 r;
 
 	b->phase = COLLX_PHASE_CONNECT;
@@ -714,6 +716,8 @@ static int collx_comm_connect(struct collx_comm *comm, unsigned long *set,
 			return b->err;
 		}
 	}
+	/* At least a tick: the peers that are up already still count. */
+	left = max_t(long, 1, (long)(deadline - jiffies));
 	left = wait_event_interruptible_timeout(comm->connected,
 						collx_comm_connect_done(comm,
 									set),
@@ -825,7 +829,7 @@ static int collx_comm_init(struct collx_comm *comm,
 int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 {
 	struct collx_blame b = { .rank = COLLX_RANK_NONE };
-	unsigned long *set = NULL;
+	unsigned long *set = NULL, deadline;
 	struct collx_comm *comm;
 	u32 handle;
 	int ret;
@@ -854,6 +858,9 @@ int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 	ret = collx_comm_init(comm, cmd);
 	if (ret)
 		goto out_put;
+	/* The uapi's slack covers the hang-up's wait for an ABORT's ack. */
+	BUILD_BUG_ON(COLLX_ABORT_WAIT_MS + 500 > COLLX_CREATE_SLACK_MS);
+	deadline = jiffies + msecs_to_jiffies(comm->params.timeout_ms);
 
 	ret = collx_obj_reserve(&cf->comms, &cf->ncomms, COLLX_MAX_COMMS_PER_FD,
 				&handle, NULL, -EMFILE);
@@ -878,7 +885,7 @@ int collx_comm_create(struct collx_file *cf, struct collx_comm_create *cmd)
 		if (!set)
 			goto out_teardown;
 		collx_comm_default_peers(cmd->nranks, cmd->rank, set);
-		ret = collx_comm_connect(comm, set, &b);
+		ret = collx_comm_connect(comm, set, deadline, &b);
 		if (ret) {
 			pr_info("comm %u: rank %u of %u could not connect: %d, rank %d\n",
 				comm->id, cmd->rank, cmd->nranks, ret,
@@ -945,7 +952,7 @@ int collx_comm_query(struct collx_file *cf, struct collx_comm_query *cmd)
 	cmd->phase = cmd->error ? b.phase : COLLX_PHASE_NONE;
 	cmd->step = cmd->error ? b.step : 0;
 	cmd->global_id = comm->id;
-	cmd->ops_queued = READ_ONCE(comm->nqueued);
+	cmd->ops_queued = READ_ONCE(comm->npending);
 	collx_comm_put(comm);
 	return 0;
 }

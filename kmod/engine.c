@@ -120,7 +120,7 @@ void collx_engine_queue(struct collx_comm *comm, struct collx_group *g)
 {
 	lockdep_assert_held(&comm->lock);
 	list_add_tail(&g->entry, &comm->queue);
-	comm->nqueued += g->nops;
+	comm->npending += g->nops;
 	queue_work(collx_wq, &comm->work);
 }
 
@@ -236,7 +236,6 @@ static int collx_group_start(struct collx_comm *comm, struct collx_group *g)
 
 		op->started = true;
 		op->cmpl.start_ns = ktime_get_ns();
-		comm->nqueued--;
 		if (!ret)
 			collx_op_map_direct(comm, op);
 		trace_op_start(comm->id, op->id, op->cmpl.bytes);
@@ -846,6 +845,7 @@ static int collx_group_step(struct collx_comm *comm, struct collx_group *g,
 		if (ret == 1) {
 			collx_op_complete(op, 0, COLLX_RANK_NONE,
 					  COLLX_PHASE_NONE, 0, false);
+			comm->npending--;
 			g->left--;
 			*progress = true;
 		}
@@ -915,8 +915,7 @@ static void collx_fail_group(struct collx_comm *comm, struct collx_group *g,
 		trace_comm_error(comm->id, op->id, b->rank, b->phase, b->err);
 		collx_op_complete(op, b->err, b->rank, b->phase, b->step,
 				  collx_op_nic_busy(op));
-		if (!g->started)
-			comm->nqueued--;
+		comm->npending--;
 	}
 }
 
@@ -1077,8 +1076,8 @@ void collx_engine_describe(struct collx_comm *comm, struct seq_file *m)
 	u32 i;
 
 	lockdep_assert_held(&comm->lock);
-	seq_printf(m, "groups started %llu, ops queued %u\n", comm->groups,
-		   comm->nqueued);
+	seq_printf(m, "groups started %llu, ops pending %u\n", comm->groups,
+		   comm->npending);
 	if (!comm->run)
 		return;
 	for (i = 0; i < comm->run->nops; i++) {

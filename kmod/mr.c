@@ -350,11 +350,12 @@ static struct collx_mr *collx_mr_find(struct collx_file *cf, u64 addr, u64 len)
  * @cf: the file, whose registrations are searched
  * @b: out
  * @addr: user address
- * @bytes: length, non-zero, range already checked
+ * @bytes: length, non-zero; @addr + @bytes does not wrap
  * @write: the collective writes it
  *
  * Context: process context of the submitting task.
- * Return: 0, -EFAULT (not mapped as needed, or a dma-buf that was
+ * Return: 0, -EINVAL (beyond the user address space and in no dma-buf
+ * registration), -EFAULT (not mapped as needed, or a dma-buf that was
  * revoked or whose exporter refuses CPU access), -ERESTARTSYS (a signal
  * while a dma-buf's pending device work was waited for), -EOPNOTSUPP (a
  * file mapping that cannot be pinned), -ENOMEM (including
@@ -387,8 +388,10 @@ int collx_buf_map(struct collx_file *cf, struct collx_buf *b, u64 addr,
 		b->kva = mr->kva + (addr - mr->addr);
 		return 0;
 	}
-	if (addr + bytes > TASK_SIZE)
-		return -EFAULT;
+	/* Not in a registration: host memory, in the user address space. */
+	ret = collx_uapi_check_range(addr, bytes, TASK_SIZE);
+	if (ret)
+		return ret;
 	ret = collx_pin_range(addr, bytes, write, &b->pages, &b->npages,
 			      &b->map);
 	if (ret)

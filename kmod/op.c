@@ -179,8 +179,13 @@ static int collx_op_map(struct collx_file *cf, struct collx_op *op, u32 id,
 		return 0;
 	ret = collx_uapi_buf_bytes(elems, op->dtype, 1, COLLX_MAX_BYTES,
 				   &bytes);
+	/*
+	 * Only that it does not wrap here: a dma-buf registration may sit at
+	 * any address (a GPU's device pointer), host memory must lie below
+	 * TASK_SIZE (collx_buf_map()).
+	 */
 	if (!ret)
-		ret = collx_uapi_check_range(addr, bytes, TASK_SIZE);
+		ret = collx_uapi_check_range(addr, bytes, U64_MAX);
 	if (ret)
 		return ret;
 	ret = collx_buf_map(cf, &op->buf[id], addr, bytes, write);
@@ -369,7 +374,9 @@ static int collx_op_prepare(struct collx_file *cf, struct collx_comm *comm,
 							op->slice));
 	op->left = op->sched.n;
 	op->cmpl.comm_id = comm->handle;
-	op->cmpl.bytes = max(sh.in, sh.out) * op->esize;
+	/* The uapi's meaning: this rank's output (a send's: its input). */
+	op->cmpl.bytes = (op->coll == COLLX_COLL_SEND ? sh.in : sh.out) *
+			 op->esize;
 	op->cmpl.failed_rank = COLLX_RANK_NONE;
 	op->cmpl.algo = algo;
 
@@ -485,7 +492,7 @@ int collx_op_submit_group(struct collx_file *cf, struct collx_submit_group *cmd)
 	/* entries is only a pointer: one that cannot be read is -EFAULT. */
 	if (cmd->__reserved || !cmd->count || cmd->count > COLLX_MAX_GROUP ||
 	    cmd->entry_size < offsetofend(struct collx_submit, op_id) ||
-	    cmd->entry_size > PAGE_SIZE)
+	    cmd->entry_size > COLLX_MAX_ENTRY_SIZE)
 		return -EINVAL;
 	subs = kvcalloc(cmd->count, sizeof(*subs), GFP_KERNEL_ACCOUNT);
 	ops = kvcalloc(cmd->count, sizeof(*ops), GFP_KERNEL_ACCOUNT);

@@ -351,12 +351,13 @@ static void reg_errors(struct collx_comm *comm, struct dbuf *b)
 
 /*
  * The address collectives use is any value (a GPU pointer in real life):
- * the memory is only reached through the dma-buf.
+ * the memory is only reached through the dma-buf.  Once inside the user
+ * address space, once beyond it (where no host buffer may lie).
  */
 static void allreduce_at(struct collx_comm *comm, struct dbuf *src,
-			 struct dbuf *dst)
+			 struct dbuf *dst, unsigned long at)
 {
-	void *fake_s = (void *)0x7e5800000000UL, *fake_r = (void *)0x7e5900000000UL;
+	void *fake_s = (void *)at, *fake_r = (void *)(at + 0x100000000UL);
 	void *hs, *hr, *cs, *cr;
 	struct collx_op *op;
 	int err;
@@ -371,7 +372,7 @@ static void allreduce_at(struct collx_comm *comm, struct dbuf *src,
 		err = collx_mem_register_dmabuf_at(comm, dst->fd, 0, dst->len,
 						   fake_r, &hr);
 	if (err)
-		FAIL("register at a foreign address: %s: %s",
+		FAIL("register at foreign address %p: %s: %s", fake_s,
 		     collx_strerror(err), collx_comm_last_error(comm));
 	op = coll_start(comm, &allreduce, fake_s, fake_r, cs, cr, COUNT, 9);
 	coll_finish(comm, &allreduce, op, cr, COUNT, 9);
@@ -416,7 +417,8 @@ static int cmd_colls(char *kinds)
 			     kind, begins, ncolls, 2 * ncolls);
 		dbuf_dereg(comm, &src, false);
 		dbuf_dereg(comm, &dst, false);
-		allreduce_at(comm, &src, &dst);
+		allreduce_at(comm, &src, &dst, 0x7e5800000000UL);
+		allreduce_at(comm, &src, &dst, 0xfffe580000000000UL);
 		dbuf_expect_clean(&src, true);
 		dbuf_expect_clean(&dst, true);
 		dbuf_close(&src);

@@ -88,6 +88,7 @@ int main(int argc, char **argv)
 	et_group_cases();
 	et_limit_cases();
 	et_state_cases();
+	et_field_cases();
 	printf("1..%u\n", et_count());
 	if (et_failed())
 		printf("# %u of %u failed\n", et_failed(), et_count());

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * COMM_CREATE, one defect at a time on a valid 1-rank request (its rank
- * table holds this node's address), and COMM_DESTROY of what is not.
+ * table holds this node's address), COMM_DESTROY of what is not, and a
+ * create that cannot complete failing within its timeout plus the uapi's
+ * slack for hanging up.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -125,6 +127,31 @@ static const struct {
 	{ "junk in the out fields (comm_id, failed_rank, global_id)", m_out_junk, 0, -1 },
 };
 
+/*
+ * Ranks 0 and 1 of a 3-rank comm whose rank 2 never comes: they connect
+ * to each other, so each failing create also tells the other why (an
+ * ABORT it waits to see acknowledged) before it hangs up.  The uapi
+ * bounds that at COLLX_CREATE_SLACK_MS past the timeout.
+ */
+static void create_bounded(void)
+{
+	uint32_t timeout = 300 * fz_slowdown();
+	uint64_t bound = timeout + (uint64_t)COLLX_CREATE_SLACK_MS * fz_slowdown();
+	struct et_pair p;
+	int r;
+
+	et_ranks_up(&p, 3, timeout);
+	for (r = 0; r < 2; r++)
+		et_ok(p.err[r] == ETIMEDOUT && p.failed_rank[r] == 2 &&
+		      p.took_ms[r] <= bound,
+		      p.err[r] != ETIMEDOUT ? et_err(p.err[r]) :
+		      p.failed_rank[r] != 2 ? "failed_rank" : "too late",
+		      "COMM_CREATE: rank %d of 3 without rank 2, timeout %u ms -> ETIMEDOUT, failed_rank 2 (%#x), within %llu ms (%llu)",
+		      r, timeout, p.failed_rank[r], (unsigned long long)bound,
+		      (unsigned long long)p.took_ms[r]);
+	et_pair_close(&p);
+}
+
 void et_comm_cases(void)
 {
 	struct create_req r;
@@ -172,4 +199,5 @@ void et_comm_cases(void)
 	et_expect(et_destroy(fd, 0x7fffffff), ENOENT, -1,
 		  "COMM_DESTROY: a comm_id never handed out -> ENOENT");
 	close(fd);
+	create_bounded();
 }

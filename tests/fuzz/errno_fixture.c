@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -207,4 +208,71 @@ unsigned int et_drain(int fd, unsigned int ms)
 		got += (unsigned int)(r / sizeof(c[0]));
 	}
 	return got;
+}
+
+/* ---- a communicator of this node with itself ---------------------------- */
+
+struct joiner {
+	struct et_pair *p;
+	uint32_t rank;
+};
+
+static void *join(void *arg)
+{
+	const struct joiner *j = arg;
+	struct et_pair *p = j->p;
+	struct collx_comm_create c = { .size = sizeof(c) };
+	uint64_t t0 = et_now_ms();
+
+	c.nranks = p->nranks;
+	c.rank = j->rank;
+	c.comm_key = p->key;
+	c.addrs = (uint64_t)(uintptr_t)p->addrs;
+	c.addr_size = sizeof(p->addrs[0]);
+	c.timeout_ms = p->timeout_ms;
+	p->err[j->rank] = et_ioctl(p->fd[j->rank], COLLX_IOC_COMM_CREATE, &c);
+	p->id[j->rank] = c.comm_id;
+	p->failed_rank[j->rank] = c.failed_rank;
+	p->took_ms[j->rank] = et_now_ms() - t0;
+	return NULL;
+}
+
+int et_ranks_up(struct et_pair *p, uint32_t nranks, uint32_t timeout_ms)
+{
+	struct joiner j[2] = { { p, 0 }, { p, 1 } };
+	pthread_t th[2];
+	uint32_t i;
+
+	memset(p, 0, sizeof(*p));
+	p->key = et_key();
+	p->nranks = nranks;
+	p->timeout_ms = timeout_ms;
+	for (i = 0; i < nranks; i++)
+		et_rank_addr(&p->addrs[i]);
+	for (i = 0; i < 2; i++)
+		p->fd[i] = et_open();
+	for (i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, join, &j[i]);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return p->err[0] ? p->err[0] : p->err[1];
+}
+
+int et_pair_up(struct et_pair *p)
+{
+	return et_ranks_up(p, 2, 5000 * fz_slowdown());
+}
+
+void et_pair_close(struct et_pair *p)
+{
+	close(p->fd[0]);
+	close(p->fd[1]);
+}
+
+uint64_t et_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }

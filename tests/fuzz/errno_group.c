@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * SUBMIT_GROUP: a valid group, the largest one, counts and entry sizes
- * out of range, entries on two comms, entries that cannot be read or
+ * at and out of their range, entries on two comms, entries that cannot be read or
  * written back, and all or nothing: a group with a bad entry queues
  * nothing (no record arrives) and names the entry in error_index.
  */
@@ -128,6 +128,16 @@ void et_group_cases(void)
 	got = err ? 0 : et_drain(fd, 1000);
 	et_ok(!err && got == 3, et_err(err),
 	      "SUBMIT_GROUP: entry_size longer, zero tails -> ok, 3 records");
+
+	fill(2, COLLX_MAX_ENTRY_SIZE, comm, false);
+	err = group(fd, 2, COLLX_MAX_ENTRY_SIZE, entries, &ei);
+	got = err ? 0 : et_drain(fd, 1000);
+	et_ok(!err && got == 2, et_err(err),
+	      "SUBMIT_GROUP: entry_size COLLX_MAX_ENTRY_SIZE, zero tails -> ok, 2 records");
+
+	fill(2, COLLX_MAX_ENTRY_SIZE + 1, comm, false);
+	err = group(fd, 2, COLLX_MAX_ENTRY_SIZE + 1, entries, &ei);
+	failed(fd, err, ei, EINVAL, NONE, "entry_size COLLX_MAX_ENTRY_SIZE + 1");
 
 	fill(3, ES + 8, comm, false);
 	entries[(ES + 8) + ES + 7] = 1;

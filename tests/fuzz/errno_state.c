@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -96,76 +95,18 @@ static void records(void)
 	close(fd);
 }
 
-/* ---- a communicator of this node with itself ------------------------- */
-
-struct pair {
-	int fd[2];
-	uint32_t id[2];
-	int err[2];
-	uint64_t key;
-	struct collx_rank_addr addrs[2];
-};
-
-struct joiner {
-	struct pair *p;
-	uint32_t rank;
-};
-
-static void *join(void *arg)
-{
-	const struct joiner *j = arg;
-	struct pair *p = j->p;
-	struct collx_comm_create c = { .size = sizeof(c) };
-
-	c.nranks = 2;
-	c.rank = j->rank;
-	c.comm_key = p->key;
-	c.addrs = (uint64_t)(uintptr_t)p->addrs;
-	c.addr_size = sizeof(p->addrs[0]);
-	c.timeout_ms = 5000 * fz_slowdown();
-	p->err[j->rank] = et_ioctl(p->fd[j->rank], COLLX_IOC_COMM_CREATE, &c);
-	p->id[j->rank] = c.comm_id;
-	return NULL;
-}
-
-/* Ranks 0 and 1 of one comm, each on its own fd, created at once. */
-static int pair_up(struct pair *p)
-{
-	struct joiner j[2] = { { p, 0 }, { p, 1 } };
-	pthread_t th[2];
-	int i;
-
-	memset(p, 0, sizeof(*p));
-	p->key = et_key();
-	for (i = 0; i < 2; i++) {
-		p->fd[i] = et_open();
-		et_rank_addr(&p->addrs[i]);
-	}
-	for (i = 0; i < 2; i++)
-		pthread_create(&th[i], NULL, join, &j[i]);
-	for (i = 0; i < 2; i++)
-		pthread_join(th[i], NULL);
-	return p->err[0] ? p->err[0] : p->err[1];
-}
-
-static void pair_close(struct pair *p)
-{
-	close(p->fd[0]);
-	close(p->fd[1]);
-}
-
 static void in_flight(void)
 {
 	struct collx_completion c = { 0 };
 	struct collx_submit s;
-	struct pair p;
+	struct et_pair p;
 	uint32_t mr = 0;
 	int err, mr_err, i;
 
-	err = pair_up(&p);
+	err = et_pair_up(&p);
 	et_expect(err, 0, -1, "COMM_CREATE: ranks 0 and 1 of a comm, both on this node -> ok");
 	if (err) {
-		pair_close(&p);
+		et_pair_close(&p);
 		return;
 	}
 	{
@@ -218,11 +159,11 @@ static void in_flight(void)
 		  "COMM_DESTROY: a comm in its error state -> ok");
 	et_expect(mr_err ? mr_err : et_dereg(p.fd[0], mr), ENOENT, -1,
 		  "MR_DEREG: that registration again -> ENOENT");
-	pair_close(&p);
+	et_pair_close(&p);
 
-	if (pair_up(&p)) {
+	if (et_pair_up(&p)) {
 		et_ok(false, "no 2-rank comm", "COMM_DESTROY: a collective in flight ends with ECANCELED");
-		pair_close(&p);
+		et_pair_close(&p);
 		return;
 	}
 	et_allreduce(&s, p.id[0], 1024, et.buf, et.buf + 8192);
@@ -234,7 +175,7 @@ static void in_flight(void)
 		err = et_wait(p.fd[0], s.op_id, 5000 * fz_slowdown(), &c);
 	et_ok(!err && c.status == -ECANCELED, err ? et_err(err) : et_err(-c.status),
 	      "COMM_DESTROY: a collective in flight ends with ECANCELED");
-	pair_close(&p);
+	et_pair_close(&p);
 }
 
 void et_state_cases(void)

@@ -63,6 +63,31 @@ unsigned int et_drain(int fd, unsigned int ms);
 /* Is a record readable within @ms? */
 bool et_readable(int fd, unsigned int ms);
 
+/*
+ * Ranks 0 and 1 of one comm, each on its own fd, all its ranks at this
+ * node's address (no traffic leaves the node), created at once from two
+ * threads: what each create returned and how long it took.
+ */
+struct et_pair {
+	int fd[2];
+	uint32_t id[2];
+	int err[2];
+	uint32_t failed_rank[2];
+	uint64_t took_ms[2];
+	uint64_t key;
+	uint32_t nranks;
+	uint32_t timeout_ms;
+	struct collx_rank_addr addrs[4];
+};
+
+/* A 2-rank comm, timeout 5 s; 0 or the first rank's errno. */
+int et_pair_up(struct et_pair *p);
+/* Ranks 0 and 1 of @nranks (at most 4): the others never come. */
+int et_ranks_up(struct et_pair *p, uint32_t nranks, uint32_t timeout_ms);
+/* et_pair_close() after either, whatever they returned. */
+void et_pair_close(struct et_pair *p);
+uint64_t et_now_ms(void);	/* CLOCK_MONOTONIC */
+
 /* The tables, in the order they run. */
 void et_size_cases(void);
 void et_comm_cases(void);
@@ -71,5 +96,6 @@ void et_submit_cases(void);
 void et_group_cases(void);
 void et_limit_cases(void);
 void et_state_cases(void);
+void et_field_cases(void);
 
 #endif /* FUZZ_ETEST_H */

@@ -357,6 +357,7 @@ enum fz_class {
 	F_HANG,		/* a call or a process that did not return */
 	F_COUNTERS,	/* module counters not back after the fds closed */
 	F_CHILD,	/* a child process reported findings */
+	F_LATE,		/* a call that outlived its own bound (a create's timeout) */
 	F_NR_CLASSES,
 };
 
@@ -366,5 +367,13 @@ void fz_result(enum fz_entry e, int err);
 uint64_t fz_total_calls(void);
 uint64_t fz_total_findings(void);
 void fz_report(double secs, const char *stop);
+/*
+ * A COMM_CREATE of more than one rank that failed after @took_ns with
+ * @timeout_ms: the uapi bounds it by the timeout plus
+ * COLLX_CREATE_SLACK_MS (times the lab's slowdown); later is a "late"
+ * finding, and fz_report() prints the worst.
+ */
+void fz_create_failed(struct fz_thread *t, uint32_t timeout_ms,
+		      uint64_t took_ns);
 
 #endif /* FUZZ_FUZZ_H */

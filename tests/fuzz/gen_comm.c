@@ -345,7 +345,8 @@ void fz_gen_create(struct fz_thread *t, int fdi)
 	struct fz_call c;
 	enum create_bad b = B_NR;
 	unsigned int k = (unsigned int)fz_below(r, 1000), nbad = 0, i, n;
-	uint32_t nranks;
+	uint32_t nranks, timeout;
+	uint64_t t0;
 	int ci;
 
 	fz_call_init(&c, FZ_COMM_CREATE, fdi);
@@ -420,10 +421,16 @@ void fz_gen_create(struct fz_thread *t, int fdi)
 	if (cc->nranks > 1)
 		c.timer_ms = 3000;
 	nranks = cc->nranks;
-	if (!fz_ioctl(t, &c))
+	timeout = cc->timeout_ms;
+	t0 = fz_now_ns();
+	if (!fz_ioctl(t, &c)) {
 		created(t, &c, nranks);
-	else
-		check_failed_rank(t, &c, nranks);
+		return;
+	}
+	check_failed_rank(t, &c, nranks);
+	/* Interrupted (the timer, a stop) ends early; the bound is for the rest. */
+	if (nranks > 1 && c.delivered && c.err != EINTR)
+		fz_create_failed(t, timeout, fz_now_ns() - t0);
 }
 
 /* A destroy by number of @id on @fdi succeeded: with fz_lock. */

@@ -4,6 +4,7 @@
  * they happen (the first ones in full, with the call that made them),
  * and the summary at the end.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ static const char *const class_names[F_NR_CLASSES] = {
 	[F_HANG] = "hang",
 	[F_COUNTERS] = "counters",
 	[F_CHILD] = "child",
+	[F_LATE] = "late",
 };
 
 void fz_result(enum fz_entry e, int err)
@@ -81,6 +83,29 @@ void fz_finding(struct fz_thread *t, enum fz_class cl, const char *fmt, ...)
 	pthread_mutex_unlock(&print_lock);
 }
 
+/* Failed creates of more than one rank, and the most one overran by. */
+static uint64_t creates_failed;
+static int64_t create_worst_ms = INT64_MIN;
+static uint32_t create_worst_timeout;
+
+void fz_create_failed(struct fz_thread *t, uint32_t timeout_ms,
+		      uint64_t took_ns)
+{
+	int64_t late = (int64_t)(took_ns / 1000000) - (int64_t)timeout_ms;
+	int64_t bound = (int64_t)COLLX_CREATE_SLACK_MS * fz_slowdown();
+
+	pthread_mutex_lock(&print_lock);
+	creates_failed++;
+	if (late > create_worst_ms) {
+		create_worst_ms = late;
+		create_worst_timeout = timeout_ms;
+	}
+	pthread_mutex_unlock(&print_lock);
+	if (late > bound)
+		fz_finding(t, F_LATE, "COMM_CREATE failed %lld ms after its timeout_ms %u (bound %lld ms)",
+			   (long long)late, timeout_ms, (long long)bound);
+}
+
 void fz_report(double secs, const char *stop)
 {
 	uint64_t total = fz_total_calls(), all[MAX_ERR + 1] = { 0 };
@@ -91,6 +116,10 @@ void fz_report(double secs, const char *stop)
 	printf("summary: %llu calls in %.1f s (%.0f calls/s), ended by %s\n",
 	       (unsigned long long)total, secs, secs > 0 ? total / secs : 0.0,
 	       stop);
+	if (creates_failed)
+		printf("COMM_CREATE of more than one rank: %llu failed, the latest %lld ms after its timeout_ms %u\n",
+		       (unsigned long long)creates_failed,
+		       (long long)create_worst_ms, create_worst_timeout);
 	printf("calls per entry point, and their results:\n");
 	for (e = 0; e < FZ_NR_ENTRIES; e++) {
 		used = snprintf(line, sizeof(line), "  %-13s %8llu ",

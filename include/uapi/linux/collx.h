@@ -137,7 +137,9 @@ enum {
  * - COLLX_MAX_OPS_PER_FD collectives per open file that are queued,
  *   running, or complete with their record not yet read (EAGAIN: read some
  *   records first).
- * - COLLX_MAX_GROUP entries per COLLX_IOC_SUBMIT_GROUP (EINVAL).
+ * - COLLX_MAX_GROUP entries per COLLX_IOC_SUBMIT_GROUP (EINVAL), each of
+ *   at most COLLX_MAX_ENTRY_SIZE bytes (EINVAL): the size-first rules
+ *   read every entry's tail, so the stride is bounded like the count.
  * - COLLX_MAX_TIMEOUT_MS for a communicator's timeout (EINVAL).
  * - COLLX_MAX_ADDR_SIZE for struct collx_rank_addr as the caller knows it
  *   (EINVAL).
@@ -150,7 +152,10 @@ enum {
 #define COLLX_MAX_MRS_PER_FD	4096
 #define COLLX_MAX_OPS_PER_FD	4096
 #define COLLX_MAX_GROUP		2048
+#define COLLX_MAX_ENTRY_SIZE	4096
 #define COLLX_MAX_TIMEOUT_MS	3600000U
+/* How long past its timeout a failing COLLX_IOC_COMM_CREATE may take. */
+#define COLLX_CREATE_SLACK_MS	2500U
 #define COLLX_MAX_ADDR_SIZE	256
 #define COLLX_MAX_BYTES		(1ULL << 40)
 
@@ -260,6 +265,11 @@ struct collx_rank_addr {
  * already exists on this node: @comm_key tells connections apart, and a
  * communicator of one rank makes none, so its key may be in use), EMFILE
  * (COLLX_MAX_COMMS_PER_FD), ERESTARTSYS/EINTR (a signal).
+ *
+ * @timeout_ms counts from the call: a create that cannot connect fails
+ * within it, plus at most COLLX_CREATE_SLACK_MS to hang up (peers it did
+ * connect to are told why, and their acknowledgment is awaited up to
+ * 2 s, so that they name the missing rank too).
  */
 struct collx_comm_create {
 	__u32 size;
@@ -516,7 +526,8 @@ enum collx_phase {
  * unknown, or the forced algorithm cannot run the collective, on any
  * number of ranks), EINVAL (root out of range, a send or recv naming
  * this rank - libcollx turns a matched pair in a group into a copy - a
- * buffer missing or overlapping where it must not), EFAULT (a buffer is
+ * buffer missing or overlapping where it must not, or one beyond the
+ * user address space that no dma-buf registration holds), EFAULT (a buffer is
  * not mapped as needed, a dma-buf registration's buffer is revoked or its
  * exporter refuses CPU access, or @op_id cannot be written: checked
  * first, and nothing is queued), ENOMEM (RLIMIT_MEMLOCK for bounced
@@ -555,7 +566,8 @@ struct collx_submit {
  * @phase: enum collx_phase the collective was in when it ended
  * @step: step within @phase (0-based) when it ended
  * @algo: (ABI 1.1) enum collx_algo that ran (0 with ABI 1.0 modules)
- * @bytes: bytes of this rank's output buffer (for send: of its input)
+ * @bytes: bytes of this rank's output buffer (for send: of its input);
+ *	0 where this rank writes none (a reduce's non-root, a barrier)
  * @start_ns: CLOCK_MONOTONIC time the collective started moving data
  * @end_ns: CLOCK_MONOTONIC time it ended
  * @mem: (ABI 1.1) COLLX_MEM_* bits: the memory paths this rank's data took
@@ -630,7 +642,7 @@ struct collx_wait {
  * @count: entries, 1..COLLX_MAX_GROUP
  * @entry_size: sizeof(struct collx_submit) as the caller knows it (the
  *	size-first rules apply to each entry, and each entry's own @size
- *	must equal it)
+ *	must equal it), at most COLLX_MAX_ENTRY_SIZE
  * @entries: user pointer to @count struct collx_submit, all on one
  *	communicator; each one's op_id is filled in (EFAULT when they cannot
  *	be read, NULL included, or their op_ids cannot be written)
@@ -676,7 +688,8 @@ struct collx_submit_group {
  * @phase: out, enum collx_phase of the failure
  * @step: out, and its step
  * @global_id: out, the module-wide id (as &collx_comm_create.global_id)
- * @ops_queued: out, ops submitted and not yet complete
+ * @ops_queued: out, ops submitted and not yet complete: waiting behind
+ *	others or running (an op counts until its record is queued)
  *
  * Never blocks: what NCCL's ncclCommGetAsyncError() tells, and after an
  * EPIPE from SUBMIT the reason and the rank to blame.  ENOENT: no such
