@@ -688,9 +688,12 @@ static void collx_comm_log_unready(struct collx_comm *comm,
 	u32 r;
 
 	for_each_set_bit(r, set, comm->params.nranks) {
-		if (collx_peer_ready(comm->peers[r]))
+		struct collx_peer *peer = READ_ONCE(comm->peers[r]);
+
+		/* None when making it failed (collx_comm_connect()'s ENOMEM). */
+		if (!peer || collx_peer_ready(peer))
 			continue;
-		collx_peer_format(comm->peers[r], line, sizeof(line));
+		collx_peer_format(peer, line, sizeof(line));
 		pr_info("comm %u: %s\n", comm->id, line);
 	}
 }

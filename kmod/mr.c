@@ -417,7 +417,11 @@ int collx_buf_alloc(struct collx_buf *b, u64 bytes)
 {
 	memset(b, 0, sizeof(*b));
 	INIT_LIST_HEAD(&b->mr_entry);
-	b->map = kvmalloc(bytes, GFP_KERNEL_ACCOUNT);
+	/*
+	 * Up to COLLX_MAX_BYTES: past INT_MAX kvmalloc() refuses, and must
+	 * not WARN for what a caller asked (panic_on_warn).
+	 */
+	b->map = kvmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!b->map)
 		return -ENOMEM;
 	b->kva = b->map;

@@ -531,7 +531,8 @@ enum collx_phase {
  * not mapped as needed, a dma-buf registration's buffer is revoked or its
  * exporter refuses CPU access, or @op_id cannot be written: checked
  * first, and nothing is queued), ENOMEM (RLIMIT_MEMLOCK for bounced
- * pages), EAGAIN (COLLX_MAX_OPS_PER_FD), ERESTARTSYS/EINTR (a signal
+ * pages, or no kernel memory for the scratch a reduction's schedule may
+ * need, up to the size of its input), EAGAIN (COLLX_MAX_OPS_PER_FD), ERESTARTSYS/EINTR (a signal
  * while the pending device work on a dma-buf buffer was waited for:
  * nothing is queued).
  */
