@@ -690,7 +690,7 @@ static void collx_comm_log_unready(struct collx_comm *comm,
 	for_each_set_bit(r, set, comm->params.nranks) {
 		struct collx_peer *peer = READ_ONCE(comm->peers[r]);
 
-		/* None when making it failed (collx_comm_connect()'s ENOMEM). */
+		/* None if making it failed (collx_comm_connect()'s ENOMEM) */
 		if (!peer || collx_peer_ready(peer))
 			continue;
 		collx_peer_format(peer, line, sizeof(line));

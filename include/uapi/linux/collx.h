@@ -527,14 +527,14 @@ enum collx_phase {
  * number of ranks), EINVAL (root out of range, a send or recv naming
  * this rank - libcollx turns a matched pair in a group into a copy - a
  * buffer missing or overlapping where it must not, or one beyond the
- * user address space that no dma-buf registration holds), EFAULT (a buffer is
- * not mapped as needed, a dma-buf registration's buffer is revoked or its
- * exporter refuses CPU access, or @op_id cannot be written: checked
- * first, and nothing is queued), ENOMEM (RLIMIT_MEMLOCK for bounced
- * pages, or no kernel memory for the scratch a reduction's schedule may
- * need, up to the size of its input), EAGAIN (COLLX_MAX_OPS_PER_FD), ERESTARTSYS/EINTR (a signal
- * while the pending device work on a dma-buf buffer was waited for:
- * nothing is queued).
+ * user address space that no dma-buf registration holds), EFAULT (a
+ * buffer is not mapped as needed, a dma-buf registration's buffer is
+ * revoked or its exporter refuses CPU access, or @op_id cannot be
+ * written: checked first, and nothing is queued), ENOMEM (RLIMIT_MEMLOCK
+ * for bounced pages, or no kernel memory for the scratch a reduction's
+ * schedule may need, up to the size of its input), EAGAIN
+ * (COLLX_MAX_OPS_PER_FD), ERESTARTSYS/EINTR (a signal while the pending
+ * device work on a dma-buf buffer was waited for: nothing is queued).
  */
 struct collx_submit {
 	__u32 size;
