@@ -690,7 +690,9 @@ struct collx_submit_group {
  * @step: out, and its step
  * @global_id: out, the module-wide id (as &collx_comm_create.global_id)
  * @ops_queued: out, ops submitted and not yet complete: waiting behind
- *	others or running (an op counts until its record is queued)
+ *	others or running (an op leaves the count just after its record
+ *	is queued, under the engine's lock: a query racing a completion may
+ *	still count that op)
  *
  * Never blocks: what NCCL's ncclCommGetAsyncError() tells, and after an
  * EPIPE from SUBMIT the reason and the rank to blame.  ENOENT: no such
