@@ -575,7 +575,9 @@ static void root_accept_auth(struct bs_root *r, int c, const struct sockaddr_in 
 		return;
 	}
 	hello_terminate(&h);
-	if (!r->p->any_rdma_addr && !addr_is_peer(&h.addr, peer)) {
+	/* A rank whose own setup failed has no address: it joins only so
+	 * that every rank hears why, and the rendezvous fails. */
+	if (!h.status && !r->p->any_rdma_addr && !addr_is_peer(&h.addr, peer)) {
 		collx_addr_str(&h.addr, claim, sizeof(claim));
 		snprintf(why, sizeof(why), "rank %u claims RDMA address %s but came from %s (COLLX_SEPARATE_RDMA_NET=1 if they differ)",
 			 ntohl(h.rank), claim, ip);
