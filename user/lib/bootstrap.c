@@ -588,8 +588,9 @@ static void root_accept_auth(struct bs_root *r, int c, const struct sockaddr_in 
 	root_take(r, c, &h, &nc);
 	return;
 drop:
-	WARN(0, "bootstrap: dropped a connection from %s that is not a libcollx v%d hello",
-	     ip, COLLX_BS_VERSION_AUTH);
+	snprintf(why, sizeof(why), "a connection from %s that is not a libcollx v%d hello",
+		 ip, COLLX_BS_VERSION_AUTH);
+	root_refused(r, why);
 	close(c);
 }
 
@@ -817,7 +818,6 @@ static int peer_plain(const struct collx_bs_params *p, int fd, struct bs_peer *p
 static int peer_auth(const struct collx_bs_params *p, int fd, struct bs_peer *pc,
 		     int64_t deadline, struct collx_bs_result *res, bool *fatal)
 {
-	int64_t dl = collx_now_ms() + BS_IO_MS;
 	uint8_t mac[COLLX_SHA256_BYTES];
 	struct bs_auth_nonce a;
 	int err;
@@ -829,9 +829,11 @@ static int peer_auth(const struct collx_bs_params *p, int fd, struct bs_peer *pc
 			 p->rank, strerror(-err));
 		return err;
 	}
+	/* Rank 0 takes connections one at a time: the challenge may wait
+	 * for those before ours, as a version-2 reply waits for all ranks. */
 	err = send_nonce(fd, pc->nc.peer);
 	if (!err)
-		err = collx_sock_io(fd, &a, 8, dl, false);
+		err = collx_sock_io(fd, &a, sizeof(a), deadline + BS_GRACE_MS, false);
 	if (err)
 		return err;
 	if (header_ok(a.magic, a.version)) {
@@ -844,14 +846,11 @@ static int peer_auth(const struct collx_bs_params *p, int fd, struct bs_peer *pc
 	}
 	if (!header_is(a.magic, a.version, COLLX_BS_VERSION_AUTH))
 		return -EPROTO;
-	err = collx_sock_io(fd, (char *)&a + 8, sizeof(a) - 8, dl, false);
-	if (err)
-		return err;
 	memcpy(pc->nc.root, a.nonce, sizeof(pc->nc.root));
 	hello_mac(p->job_key, &pc->nc, &pc->h, mac);
-	err = collx_sock_io(fd, &pc->h, sizeof(pc->h), dl, true);
+	err = collx_sock_io(fd, &pc->h, sizeof(pc->h), collx_now_ms() + BS_IO_MS, true);
 	if (!err)
-		err = collx_sock_io(fd, mac, sizeof(mac), dl, true);
+		err = collx_sock_io(fd, mac, sizeof(mac), collx_now_ms() + BS_IO_MS, true);
 	if (!err)
 		err = collx_sock_io(fd, &pc->ra, sizeof(pc->ra), deadline + BS_GRACE_MS, false);
 	return err;

@@ -284,7 +284,8 @@ static int bs_auth_setup(struct collx_bs_params *bp)
 	}
 	bp->auth = rc > 0;
 	if (!bp->auth) {
-		collx_warn_unauthenticated(ntohs(bp->root.sin_port));
+		if (bp->nranks > 1)	/* one rank meets nobody */
+			collx_warn_unauthenticated(ntohs(bp->root.sin_port));
 		return 0;
 	}
 	if (collx_env_long("COLLX_SEPARATE_RDMA_NET", 0, 0, 1, &sep)) {
