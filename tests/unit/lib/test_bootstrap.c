@@ -65,6 +65,7 @@ struct bs_case {
 	/* Run as process nranks, with rank 0's port; fills cr->rc, cr->err. */
 	void (*extra)(const struct bs_case *bc, uint16_t port, struct child_res *cr);
 	int impostor;		/* the rank an impostor claims */
+	const char *root_log;	/* rank 0: COLLX_DEBUG=WARN into this file */
 };
 
 /* Rank @r's parameters for @round, as run_bs() gives them. */
@@ -109,6 +110,11 @@ static void bs_rank(const struct bs_case *bc, int r, uint16_t port, struct child
 	int64_t t0;
 	int i, round;
 
+	if (r == 0 && bc->root_log) {
+		setenv("COLLX_DEBUG", "WARN", 1);
+		setenv("COLLX_DEBUG_FILE", bc->root_log, 1);
+		collx_log_reinit();
+	}
 	for (round = 0; round < (bc->rounds ? bc->rounds : 1); round++) {
 		memset(cr, 0, sizeof(*cr));
 		bs_params(bc, r, r, round, port, &p);
@@ -737,6 +743,77 @@ static int test_auth_impostor_wrong(void)
 	return auth_impostor("another-job-0123456789", "different job tokens");
 }
 
+/* Process nranks: five hellos with another token, one after the other. */
+static void bs_five_impostors(const struct bs_case *bc, uint16_t port, struct child_res *cr)
+{
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		bs_impostor(bc, port, cr);
+		if (cr->rc != -EACCES)
+			return;
+	}
+}
+
+/* Five refusals are logged at the 1st, 2nd and 4th, with the peer's
+ * address and never the token. */
+static int test_auth_refusal_log(void)
+{
+	struct bs_case bc = { .nranks = 2, .skip_rank = 1, .seq = 1, .timeout_ms = 2500,
+			      .extra = bs_five_impostors, .impostor = 1 };
+	struct child_res res[BS_PROCS];
+	char path[64], log[8192], *p;
+	int lines = 0;
+
+	snprintf(path, sizeof(path), "/tmp/collx-unit-refusals.%d.log", getpid());
+	unlink(path);
+	bc.root_log = path;
+	all_tokens(&bc, TOKEN);
+	bc.token_of[2] = "another-job-0123456789";
+	run_bs(&bc, res);
+	CHECK(unit_slurp(path, log, sizeof(log)) > 0, "no log in %s", path);
+	unlink(path);
+	CHECK(res[2].rc == -EACCES, "impostors: %d %s", res[2].rc, res[2].err);
+	CHECK(res[0].rc == -ETIMEDOUT && strstr(res[0].err, "refused 5: a hello from 127.0.0.1"),
+	      "rank 0: %d '%s'", res[0].rc, res[0].err);
+	for (p = log; (p = strstr(p, "bootstrap: refused a hello from 127.0.0.1")); p++)
+		lines++;
+	CHECK(lines == 3, "%d refusal lines, not 3 (1st, 2nd, 4th):\n%s", lines, log);
+	CHECK(strstr(log, "(4 refused so far)") && !strstr(log, "(5 refused so far)"), "%s", log);
+	CHECK(!strstr(log, TOKEN) && !strstr(log, "another-job"), "a token in the log");
+	return 0;
+}
+
+/* Without a token, once per process, on stderr, naming the port. */
+static int test_unauth_warning(void)
+{
+	char buf[1024];
+	int fds[2], st;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds))
+		abort();
+	pid = fork();
+	if (pid == 0) {
+		/* The parent never warned: its comms have one rank. */
+		dup2(fds[1], 2);
+		collx_warn_unauthenticated(4242);
+		collx_warn_unauthenticated(4243);
+		_exit(0);
+	}
+	close(fds[1]);
+	waitpid(pid, &st, 0);
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	close(fds[0]);
+	buf[n > 0 ? n : 0] = 0;
+	CHECK(strstr(buf, "collx: the rendezvous is not authenticated (no COLLX_JOB_TOKEN/COLLX_JOB_TOKEN_FILE): any host that reaches port 4242 can join this job\n"),
+	      "'%s'", buf);
+	CHECK(!strstr(buf, "4243") && strstr(buf, "\n") == buf + strlen(buf) - 1, "twice: '%s'",
+	      buf);
+	return 0;
+}
+
 /* Rank 1 connects from 127.0.0.2 but claims 127.0.0.3. */
 static int test_auth_addr_bound(void)
 {
@@ -1074,6 +1151,8 @@ const struct unit_test bootstrap_tests[] = {
 	{ "auth: 3 ranks with a token, one table, one derived secret", test_auth_3 },
 	{ "auth: an impostor without the token does not take rank 1", test_auth_impostor_none },
 	{ "auth: an impostor with another token does not take rank 1", test_auth_impostor_wrong },
+	{ "auth: refusals are logged rate-limited, with the address, not the token", test_auth_refusal_log },
+	{ "auth: no token -> one warning per process naming the port", test_unauth_warning },
 	{ "auth: the RDMA address is the connection's, unless opted out", test_auth_addr_bound },
 	{ "auth: token on one side only fails on both, named", test_auth_mismatch },
 	{ "auth: init_all with COLLX_JOB_TOKEN, and a rank without it", test_auth_init_all },
