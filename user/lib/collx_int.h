@@ -167,6 +167,53 @@ int collx_sock_ifaddr(const struct collx_nlist *l, struct in_addr *out,
  * when unset. */
 int collx_sock_bind_addr(struct in_addr *out, char *err, size_t errlen);
 
+/* ---- hmac.c: SHA-256 and HMAC-SHA256 for the rendezvous --------------- */
+
+#define COLLX_SHA256_BYTES	32
+
+struct collx_sha256 {
+	uint32_t h[8];
+	uint64_t len;			/* bytes hashed so far */
+	uint8_t buf[64];
+	size_t n;			/* bytes waiting in buf */
+};
+
+struct collx_hmac {
+	struct collx_sha256 in, out;
+};
+
+void collx_sha256_init(struct collx_sha256 *s);
+void collx_sha256_update(struct collx_sha256 *s, const void *data, size_t len);
+/* Writes the digest and wipes @s. */
+void collx_sha256_final(struct collx_sha256 *s, uint8_t out[COLLX_SHA256_BYTES]);
+void collx_sha256(const void *data, size_t len, uint8_t out[COLLX_SHA256_BYTES]);
+void collx_hmac_init(struct collx_hmac *h, const void *key, size_t keylen);
+void collx_hmac_update(struct collx_hmac *h, const void *data, size_t len);
+void collx_hmac_final(struct collx_hmac *h, uint8_t out[COLLX_SHA256_BYTES]);
+void collx_hmac_sha256(const void *key, size_t keylen, const void *data,
+		       size_t len, uint8_t out[COLLX_SHA256_BYTES]);
+/* Constant time in the position of the first difference. */
+bool collx_mac_equal(const void *a, const void *b, size_t len);
+
+/* ---- token.c: the job's token, from the launcher ---------------------- */
+
+#define COLLX_JOB_KEY_BYTES	COLLX_SHA256_BYTES
+/* The shortest token taken: 16 bytes, 128 bits when they are random. */
+#define COLLX_JOB_TOKEN_MIN	16
+
+/*
+ * COLLX_JOB_TOKEN, or the file COLLX_JOB_TOKEN_FILE names (owned by the
+ * caller, no group or other permission bits): 1 with the key derived from
+ * it in @key, 0 when neither is set, else a negative errno with the reason
+ * in @err.  Never logs the token or the key.
+ */
+int collx_job_key(uint8_t key[COLLX_JOB_KEY_BYTES], char *err, size_t errlen);
+/* The key a token gives (HMAC-SHA256 of a fixed label keyed by it). */
+void collx_job_key_derive(const void *token, size_t len,
+			  uint8_t key[COLLX_JOB_KEY_BYTES]);
+/* Once per process: the rendezvous on @port is not authenticated. */
+void collx_warn_unauthenticated(uint16_t port);
+
 /* ---- bootstrap.c: the TCP rendezvous ---------------------------------- */
 
 struct collx_id_int {
@@ -181,6 +228,9 @@ struct collx_id_int {
 
 #define COLLX_BS_MAGIC		0x42584c43u	/* "CLXB" */
 #define COLLX_BS_VERSION	2
+/* The authenticated rendezvous (a job token): challenge, MACs, a derived
+ * secret.  Version 2 stays as it was for jobs without a token. */
+#define COLLX_BS_VERSION_AUTH	3
 
 struct collx_bs_params {
 	int rank;
@@ -201,11 +251,19 @@ struct collx_bs_params {
 	int local_status;
 	char local_msg[128];
 	struct collx_rank_addr self;
+	/* A job token: the rendezvous is authenticated with this key. */
+	bool auth;
+	uint8_t job_key[COLLX_JOB_KEY_BYTES];
+	/* Rank 0, with @auth: take a joiner's RDMA address even when it is
+	 * not the address its TCP connection came from
+	 * (COLLX_SEPARATE_RDMA_NET=1). */
+	bool any_rdma_addr;
 };
 
 struct collx_bs_result {
 	uint64_t comm_key;
-	/* Made by rank 0 with getrandom(), the same on every rank. */
+	/* The same on every rank: rank 0's getrandom() bytes, or with a job
+	 * token derived on each rank from the key and rank 0's nonce. */
 	uint8_t secret[COLLX_SECRET_BYTES];
 	struct collx_rank_addr *addrs;	/* nranks, malloc'd */
 	char (*hosts)[64];		/* nranks host names, malloc'd */

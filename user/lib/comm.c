@@ -266,6 +266,38 @@ static int comm_create(struct collx_comm *comm, struct collx_bs_result *res,
 	return err;
 }
 
+/*
+ * The job token, if the launcher gave one, authenticates the rendezvous;
+ * without one it runs as before, and says once that it is open to anyone
+ * who reaches the port.
+ */
+static int bs_auth_setup(struct collx_bs_params *bp)
+{
+	char err[COLLX_ERRLEN];
+	long sep;
+	int rc;
+
+	rc = collx_job_key(bp->job_key, err, sizeof(err));
+	if (rc < 0) {
+		collx_set_error(NULL, "init: rank %d: %s", bp->rank, err);
+		return rc;
+	}
+	bp->auth = rc > 0;
+	if (!bp->auth) {
+		if (bp->nranks > 1)	/* one rank meets nobody */
+			collx_warn_unauthenticated(ntohs(bp->root.sin_port));
+		return 0;
+	}
+	if (collx_env_long("COLLX_SEPARATE_RDMA_NET", 0, 0, 1, &sep)) {
+		collx_set_error(NULL, "init: COLLX_SEPARATE_RDMA_NET=%s is not 0 or 1",
+				getenv("COLLX_SEPARATE_RDMA_NET"));
+		explicit_bzero(bp->job_key, sizeof(bp->job_key));
+		return -EINVAL;
+	}
+	bp->any_rdma_addr = sep;
+	return 0;
+}
+
 static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
 {
 	char msg[COLLX_ERRLEN] = "";
@@ -276,11 +308,13 @@ static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
 
 	*commp = NULL;
 	init_error[0] = 0;
-	comm = comm_alloc(bp->rank, bp->nranks);
+	err = bs_auth_setup(bp);
+	comm = err ? NULL : comm_alloc(bp->rank, bp->nranks);
 	if (!comm) {
 		if (bp->listen_fd >= 0)
 			close(bp->listen_fd);
-		return -ENOMEM;
+		explicit_bzero(bp->job_key, sizeof(bp->job_key));
+		return err ? err : -ENOMEM;
 	}
 	bp->local_status = local_setup(comm, bp, &env);
 	memset(&bp->self, 0, sizeof(bp->self));
@@ -321,6 +355,7 @@ static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
 		goto out_free;
 	}
 	collx_bs_result_free(&res);
+	explicit_bzero(bp->job_key, sizeof(bp->job_key));
 	INFO(COLLX_SUB_INIT, comm->rank, "comm %u: rank %d of %d connected on %s, timeout %s%d ms",
 	     comm->global_id, comm->rank, comm->nranks, comm->ibdev.name,
 	     comm->timeout_ms ? "" : "module default, ", comm->timeout_ms);
@@ -332,6 +367,7 @@ static int comm_init(struct collx_comm **commp, struct collx_bs_params *bp)
 
 out_free:
 	collx_bs_result_free(&res);
+	explicit_bzero(bp->job_key, sizeof(bp->job_key));
 	comm_free(comm);
 	return err;
 }
