@@ -93,7 +93,12 @@ std::shared_ptr<Comm> Comm::create(const c10::intrusive_ptr<c10d::Store>& store,
                                    std::chrono::milliseconds timeout) {
   const std::string who = rankOf(rank, size);
   long long ms = timeout.count();
-  if (ms <= 0 || ms > COLLX_MAX_TIMEOUT_MS)
+  // The module bounds a comm's timeout: say so rather than shorten it.
+  TORCH_CHECK(ms <= static_cast<long long>(COLLX_MAX_TIMEOUT_MS), "collx: ", who,
+              ": a timeout of ", ms, " ms is longer than the longest the collx module "
+              "honours (COLLX_MAX_TIMEOUT_MS, ", COLLX_MAX_TIMEOUT_MS,
+              " ms: one hour); pass timeout=timedelta(hours=1) or less");
+  if (ms <= 0)
     ms = COLLX_MAX_TIMEOUT_MS;
 
   // The n-th process group made on this store by a rank meets the n-th of
@@ -181,8 +186,16 @@ std::string Comm::submitError(const std::string& what, int err) {
 }
 
 std::string Comm::opError(const std::string& what, const struct collx_completion& c) {
-  std::string s = "collx " + what + " failed on " + rankOf(rank_, size_) + ": " +
-      collx_strerror(c.status);
+  // torch's users (and its own tests) look for " Timed out " and
+  // " closed " in a backend's errors, as gloo words them.
+  std::string s = "collx " + what + " failed on " + rankOf(rank_, size_) + ": ";
+  if (c.status == -ETIMEDOUT)
+    s += "Timed out: no progress within the process group's timeout (" +
+        std::to_string(timeout_ms_) + " ms)";
+  else if (c.status == -ECONNRESET)
+    s += "Connection closed by a peer, or its RDMA queue pair failed";
+  else
+    s += collx_strerror(c.status);
   if (c.status == -ECANCELED) {
     s += " (the process group was destroyed or aborted)";
   } else {

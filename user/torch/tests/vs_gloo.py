@@ -206,6 +206,19 @@ def check_allgather():
     refs = [torch.empty(7, 3, dtype=torch.int32) for _ in range(WORLD)]
     dist.all_gather(refs, x.contiguous(), group=GLOO)
     T.ok(*same(None, out, torch.cat([r.flatten() for r in refs])), "_allgather_base (non-contiguous input)")
+    # allgather_coalesced: tensors of several shapes and dtypes, one empty,
+    # one complex (moved as bytes), into lists pre-filled with -1.
+    base = make(seed(), RANK, (2, 3), torch.int64)
+    xs = [make(seed(), RANK, (5,), torch.int64),
+          make(seed(), RANK, (3, 4), torch.int64).to(torch.float32),
+          torch.ones(0),
+          torch.complex(base.float(), -base.float())]
+    outs = [[torch.full_like(x, -1) for x in xs] for _ in range(WORLD)]
+    refs = [[torch.full_like(x, -1) for x in xs] for _ in range(WORLD)]
+    dist.all_gather_coalesced(outs, xs)
+    dist.all_gather_coalesced(refs, xs, group=GLOO)
+    T.ok(all(same(None, a, b)[0] for la, lb in zip(outs, refs) for a, b in zip(la, lb)),
+         "allgather_coalesced (4 shapes and dtypes, one empty)")
 
 
 def check_reduce_scatter():
@@ -428,6 +441,16 @@ def check_registrations(pg):
     T.ok(all(bool((k == sum(range(WORLD))).all()) for k in keep), "evicted and kept entries compute right")
 
 
+def check_timeout_bound():
+    """A group timeout above the module's hour is refused, not shortened."""
+    try:
+        dist.new_group(backend="collx", timeout=datetime.timedelta(hours=2))
+        T.ok(False, "a timeout above one hour is refused", "new_group returned")
+    except RuntimeError as e:
+        T.ok("longer than the longest the collx module honours" in str(e),
+             "a timeout above one hour is refused", str(e))
+
+
 def since():
     return time.time() - T_START
 
@@ -463,6 +486,7 @@ def main():
         T.run(fn.__name__, fn)
     T.run("check_barrier", check_barrier, store)
     T.run("check_registrations", check_registrations, pg)
+    T.run("check_timeout_bound", check_timeout_bound)
     stuck = os.environ.get("CHECK_STUCK_RANK")
     if stuck is not None and WORLD >= 3:
         T.run("check_stuck", check_stuck, T, GLOO, int(stuck))
