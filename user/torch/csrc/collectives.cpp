@@ -144,6 +144,47 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCollx::_allgather_base(
   return call.finish({output});
 }
 
+// One allgather per input, all started together (one collx group), each
+// gathering input j into the j-th tensor of every rank's output list: no
+// flattening copy of the inputs, where gloo packs them into one buffer.
+// Empty inputs move nothing and are left out.
+c10::intrusive_ptr<c10d::Work> ProcessGroupCollx::allgather_coalesced(
+    std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& /* opts */) {
+  TORCH_CHECK(!inputs.empty(), "collx allgather_coalesced: no input tensors");
+  TORCH_CHECK(outputLists.size() == static_cast<size_t>(size_),
+              "collx allgather_coalesced: wants ", size_,
+              " output lists (one per rank), got ", outputLists.size());
+  std::vector<at::Tensor> all;
+  for (size_t r = 0; r < outputLists.size(); r++) {
+    TORCH_CHECK(outputLists[r].size() == inputs.size(), "collx allgather_coalesced: output list ",
+                r, " holds ", outputLists[r].size(), " tensors, not ", inputs.size(),
+                " (one per input)");
+    all.insert(all.end(), outputLists[r].begin(), outputLists[r].end());
+  }
+  std::vector<std::vector<at::Tensor>> columns(inputs.size());
+  for (size_t j = 0; j < inputs.size(); j++) {
+    checkCpu(inputs[j], "allgather_coalesced");
+    for (const auto& list : outputLists)
+      columns[j].push_back(list[j]);
+    checkLike(columns[j], inputs[j], "allgather_coalesced");
+  }
+  Call call(*this, c10d::OpType::ALLGATHER_COALESCED, "collx:all_gather_coalesced",
+            "allgather_coalesced (" + std::to_string(inputs.size()) + " tensors)", inputs);
+  call.group();
+  for (size_t j = 0; j < inputs.size(); j++) {
+    if (inputs[j].numel() == 0)
+      continue;
+    auto out = call.flat(columns[j], false, true);
+    auto send = unalias(call, call.input(inputs[j]), out, rank_, false);
+    size_t count;
+    const auto d = moveType(inputs[j].scalar_type(), inputs[j].numel(), &count);
+    call.submit(COLLX_COLL_ALLGATHER, d, COLLX_OP_SUM, 0, count, send.data_ptr(),
+                out.data_ptr());
+  }
+  return call.finish(all);
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupCollx::reduce_scatter(
     std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {

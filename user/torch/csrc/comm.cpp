@@ -61,14 +61,24 @@ long envLong(const char* name, long def) {
 }
 
 // Half of RLIMIT_MEMLOCK (collectives on unregistered buffers pin theirs
-// against the same limit), 1 GiB when it does not apply.
+// against the same limit); where it does not apply (root, unlimited),
+// half of the node's memory.  A steady DDP step must not thrash: its
+// buckets hold every gradient, 4 bytes a parameter, so a fixed 1 GiB
+// made models above about 270M fp32 parameters re-register every step.
 size_t defaultRegBytes() {
   struct rlimit rl;
-  const size_t gib = size_t(1) << 30;
-  if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
-    return gib;
-  return std::min<size_t>(gib, rl.rlim_cur / 2);
+  if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+      return size_t(1) << 30;
+    return static_cast<size_t>(pages) / 2 * static_cast<size_t>(page);
+  }
+  return static_cast<size_t>(rl.rlim_cur / 2);
 }
+
+// Registrations per group: enough for every bucket of a large model and
+// the tensors around it; a small share of COLLX_MAX_MRS_PER_FD.
+constexpr long kDefaultRegEntries = 1024;
 
 const std::string kKeyJoined = "collx/joined";
 const std::string kKeyId = "collx/uid/";
@@ -82,7 +92,7 @@ std::string rankOf(int rank, int size) {
 Comm::Comm(struct collx_comm* comm, int rank, int size, unsigned int timeout_ms)
     : comm_(comm), rank_(rank), size_(size), timeout_ms_(timeout_ms) {
   cache_ = std::make_unique<RegCache>(
-      comm, static_cast<size_t>(envLong("COLLX_TORCH_REG_ENTRIES", 64)),
+      comm, static_cast<size_t>(envLong("COLLX_TORCH_REG_ENTRIES", kDefaultRegEntries)),
       static_cast<size_t>(envLong("COLLX_TORCH_REG_MAX_BYTES",
                                   static_cast<long>(defaultRegBytes()))),
       static_cast<size_t>(envLong("COLLX_TORCH_REG_MIN_BYTES", 16384)));
@@ -93,7 +103,12 @@ std::shared_ptr<Comm> Comm::create(const c10::intrusive_ptr<c10d::Store>& store,
                                    std::chrono::milliseconds timeout) {
   const std::string who = rankOf(rank, size);
   long long ms = timeout.count();
-  if (ms <= 0 || ms > COLLX_MAX_TIMEOUT_MS)
+  // The module bounds a comm's timeout: say so rather than shorten it.
+  TORCH_CHECK(ms <= static_cast<long long>(COLLX_MAX_TIMEOUT_MS), "collx: ", who,
+              ": a timeout of ", ms, " ms is longer than the longest the collx module "
+              "honours (COLLX_MAX_TIMEOUT_MS, ", COLLX_MAX_TIMEOUT_MS,
+              " ms: one hour); pass timeout=timedelta(hours=1) or less");
+  if (ms <= 0)
     ms = COLLX_MAX_TIMEOUT_MS;
 
   // The n-th process group made on this store by a rank meets the n-th of
@@ -181,8 +196,16 @@ std::string Comm::submitError(const std::string& what, int err) {
 }
 
 std::string Comm::opError(const std::string& what, const struct collx_completion& c) {
-  std::string s = "collx " + what + " failed on " + rankOf(rank_, size_) + ": " +
-      collx_strerror(c.status);
+  // torch's users (and its own tests) look for " Timed out " and
+  // " closed " in a backend's errors, as gloo words them.
+  std::string s = "collx " + what + " failed on " + rankOf(rank_, size_) + ": ";
+  if (c.status == -ETIMEDOUT)
+    s += "Timed out: no progress within the process group's timeout (" +
+        std::to_string(timeout_ms_) + " ms)";
+  else if (c.status == -ECONNRESET)
+    s += "Connection closed by a peer, or its RDMA queue pair failed";
+  else
+    s += collx_strerror(c.status);
   if (c.status == -ECANCELED) {
     s += " (the process group was destroyed or aborted)";
   } else {

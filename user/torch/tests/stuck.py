@@ -5,6 +5,7 @@ rank's own init_process_group/new_group timeout; the group then refuses
 new collectives at once, saying why."""
 import datetime
 import os
+import re
 import time
 
 import torch
@@ -49,6 +50,9 @@ def check_stuck(T, gloo, stuck):
             msg = str(e)
         print("rank %d: after %.1f s (timeout %d s): %s" % (rank, took, secs, msg), flush=True)
         T.ok("phase " in msg and ("failing rank" in msg or "rank " in msg), "stuck: names a rank and a phase", msg)
+        # The words torch's own tests (test_barrier_timeout_*) look for.
+        T.ok(re.search(" (Timed out|closed|timeout) ", msg) is not None,
+             "stuck: says it timed out (or a peer closed), as torch words it", msg)
         if rank in (pred, succ):
             T.ok("failing rank %d" % stuck in msg, "stuck: neighbour names rank %d" % stuck, msg)
         T.ok(took < secs + 20, "stuck: ends within the timeout", "%.1f s for %d s" % (took, secs))

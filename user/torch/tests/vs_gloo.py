@@ -206,6 +206,19 @@ def check_allgather():
     refs = [torch.empty(7, 3, dtype=torch.int32) for _ in range(WORLD)]
     dist.all_gather(refs, x.contiguous(), group=GLOO)
     T.ok(*same(None, out, torch.cat([r.flatten() for r in refs])), "_allgather_base (non-contiguous input)")
+    # allgather_coalesced: tensors of several shapes and dtypes, one empty,
+    # one complex (moved as bytes), into lists pre-filled with -1.
+    base = make(seed(), RANK, (2, 3), torch.int64)
+    xs = [make(seed(), RANK, (5,), torch.int64),
+          make(seed(), RANK, (3, 4), torch.int64).to(torch.float32),
+          torch.ones(0),
+          torch.complex(base.float(), -base.float())]
+    outs = [[torch.full_like(x, -1) for x in xs] for _ in range(WORLD)]
+    refs = [[torch.full_like(x, -1) for x in xs] for _ in range(WORLD)]
+    dist.all_gather_coalesced(outs, xs)
+    dist.all_gather_coalesced(refs, xs, group=GLOO)
+    T.ok(all(same(None, a, b)[0] for la, lb in zip(outs, refs) for a, b in zip(la, lb)),
+         "allgather_coalesced (4 shapes and dtypes, one empty)")
 
 
 def check_reduce_scatter():
@@ -419,13 +432,44 @@ def check_registrations(pg):
     T.ok(s2["stale"] > s1["stale"], "a freed storage's registration is dropped", "%s" % s2)
     T.ok(bool((u == 3 * sum(range(WORLD))).all()), "new tensor%s gets its own result" %
          (" at the freed address" if u.data_ptr() == addr else ""))
-    # Bounded: 70 live storages, at most 64 entries.
+    # A steady step over more live storages (buckets) than the old cap of
+    # 64: the second pass finds every one registered, nothing evicted.
     keep = [torch.full((8192,), float(RANK)) for _ in range(70)]
     for k in keep:
         dist.all_reduce(k)
     s3 = pg.registration_stats()
-    T.ok(s3["entries"] <= 64 and s3["evicted"] > s2["evicted"], "the cache stays within 64 entries", "%s" % s3)
-    T.ok(all(bool((k == sum(range(WORLD))).all()) for k in keep), "evicted and kept entries compute right")
+    for k in keep:
+        k.fill_(float(RANK))
+        dist.all_reduce(k)
+    s4 = pg.registration_stats()
+    T.ok(s4["misses"] == s3["misses"] and s4["evicted"] == s3["evicted"] and
+         s4["hits"] - s3["hits"] >= 70, "70 buckets, a second step: all hits, none evicted",
+         "%s -> %s" % (s3, s4))
+    T.ok(all(bool((k == sum(range(WORLD))).all()) for k in keep), "70 registered buckets compute right")
+    # Bounded: a group made with COLLX_TORCH_REG_ENTRIES=16 keeps at most 16.
+    os.environ["COLLX_TORCH_REG_ENTRIES"] = "16"
+    try:
+        small = dist.new_group(backend="collx")
+    finally:
+        del os.environ["COLLX_TORCH_REG_ENTRIES"]
+    for k in keep[:20]:
+        dist.all_reduce(k, group=small)
+    s5 = small.registration_stats()  # torch 1.13: the group is the backend
+    T.ok(s5["entries"] <= 16 and s5["evicted"] > 0, "a cache of 16 entries stays within 16",
+         "%s" % s5)
+    T.ok(all(bool((k == sum(range(WORLD)) * WORLD).all()) for k in keep[:20]),
+         "evicted and kept entries compute right")
+    dist.destroy_process_group(small)
+
+
+def check_timeout_bound():
+    """A group timeout above the module's hour is refused, not shortened."""
+    try:
+        dist.new_group(backend="collx", timeout=datetime.timedelta(hours=2))
+        T.ok(False, "a timeout above one hour is refused", "new_group returned")
+    except RuntimeError as e:
+        T.ok("longer than the longest the collx module honours" in str(e),
+             "a timeout above one hour is refused", str(e))
 
 
 def since():
@@ -463,6 +507,7 @@ def main():
         T.run(fn.__name__, fn)
     T.run("check_barrier", check_barrier, store)
     T.run("check_registrations", check_registrations, pg)
+    T.run("check_timeout_bound", check_timeout_bound)
     stuck = os.environ.get("CHECK_STUCK_RANK")
     if stuck is not None and WORLD >= 3:
         T.run("check_stuck", check_stuck, T, GLOO, int(stuck))
