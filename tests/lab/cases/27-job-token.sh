@@ -8,7 +8,8 @@
 # says the token is the reason (the joiners at once, rank 0 at its
 # rendezvous deadline).  The host-side tests (tests/unit/lib, T=auth)
 # cover impostors, replays and address mismatches on loopback.
-# lab-once: libcollx's TCP rendezvous, the same on both kernels
+# On both kernels: it is short, and every other multi-node case's first
+# step is this rendezvous (without a token).
 . "$COLLX_SRC/tests/lab/lib.sh"
 . "$COLLX_SRC/tests/progs/collx-lab.inc"
 collx_nodes 4
