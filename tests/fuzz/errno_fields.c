@@ -39,12 +39,8 @@ static void ops_queued(void)
 	struct et_pair p;
 	int err, i;
 
-	err = et_pair_up(&p);
-	if (err) {
-		et_ok(false, et_err(err), "COMM_QUERY: a 2-rank comm of this node for ops_queued");
-		et_pair_close(&p);
+	if (!et_pair_or_fail(&p, "COMM_QUERY: a 2-rank comm of this node for ops_queued"))
 		return;
-	}
 	got[0] = queued_after(&p, 0);
 	et_allreduce(&s[0], p.id[0], 1024, et.buf, et.buf + 8192);
 	et_allreduce(&s[1], p.id[0], 1024, et.buf + 16384, et.buf + 24576);
@@ -149,12 +145,8 @@ static void completion_bytes(void)
 	unsigned int i;
 	int err, r;
 
-	err = et_pair_up(&p);
-	if (err) {
-		et_ok(false, et_err(err), "completion: a 2-rank comm of this node for bytes");
-		et_pair_close(&p);
+	if (!et_pair_or_fail(&p, "completion: a 2-rank comm of this node for bytes"))
 		return;
-	}
 	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		const struct shape *sh = &shapes[i];
 

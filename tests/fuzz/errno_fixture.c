@@ -269,6 +269,17 @@ void et_pair_close(struct et_pair *p)
 	close(p->fd[1]);
 }
 
+bool et_pair_or_fail(struct et_pair *p, const char *what)
+{
+	int err = et_pair_up(p);
+
+	if (err) {
+		et_ok(false, et_err(err), "%s", what);
+		et_pair_close(p);
+	}
+	return !err;
+}
+
 uint64_t et_now_ms(void)
 {
 	struct timespec ts;

@@ -86,6 +86,8 @@ int et_pair_up(struct et_pair *p);
 int et_ranks_up(struct et_pair *p, uint32_t nranks, uint32_t timeout_ms);
 /* et_pair_close() after either, whatever they returned. */
 void et_pair_close(struct et_pair *p);
+/* et_pair_up(); if it fails, a failed TAP line @what, closed, false. */
+bool et_pair_or_fail(struct et_pair *p, const char *what);
 uint64_t et_now_ms(void);	/* CLOCK_MONOTONIC */
 
 /* The tables, in the order they run. */

@@ -66,6 +66,13 @@ struct bs_hello {
 	char msg[128];
 };
 
+#define BS_NONCE_BYTES	32
+
+/*
+ * Rank 0's answer (then the table on success; version 3: then the MAC).
+ * Both versions have this one layout; they differ in what the 32 bytes
+ * after the header are.
+ */
 struct bs_reply {
 	uint32_t magic;
 	uint32_t version;
@@ -74,36 +81,28 @@ struct bs_reply {
 	uint64_t comm_key;
 	uint32_t nranks;
 	uint32_t __pad;
-	uint8_t secret[COLLX_SECRET_BYTES];
+	union {
+		/* Version 2: the comm's secret itself. */
+		uint8_t secret[COLLX_SECRET_BYTES];
+		/* Version 3: drawn by rank 0 per rendezvous; every rank
+		 * derives the secret from it (derive_secret()). */
+		uint8_t session[BS_NONCE_BYTES];
+	};
 	char msg[COLLX_ERRLEN];
 };
+_Static_assert(COLLX_SECRET_BYTES == BS_NONCE_BYTES,
+	       "both versions' replies have one layout");
 
 struct bs_entry {
 	struct collx_rank_addr addr;
 	char host[64];
 };
 
-#define BS_NONCE_BYTES	32
-
 /* Version 3: each side's first message. */
 struct bs_auth_nonce {
 	uint32_t magic;
 	uint32_t version;
 	uint8_t nonce[BS_NONCE_BYTES];
-};
-
-/* Version 3: rank 0's answer, then the table (on success), then the MAC. */
-struct bs_reply_auth {
-	uint32_t magic;
-	uint32_t version;
-	int32_t status;
-	uint32_t failed_rank;
-	uint64_t comm_key;
-	uint32_t nranks;
-	uint32_t __pad;
-	/* Drawn by rank 0 per rendezvous: the secret is derived from it. */
-	uint8_t session[BS_NONCE_BYTES];
-	char msg[COLLX_ERRLEN];
 };
 
 /* What one authenticated connection proved: both sides' nonces. */
@@ -222,7 +221,7 @@ static void hello_mac(const uint8_t *key, const struct bs_nonces *nc,
 
 /* @tab NULL when the reply carries no table (a failure). */
 static void reply_mac(const uint8_t *key, const struct bs_nonces *nc,
-		      const struct bs_reply_auth *r, const struct bs_entry *tab, int n,
+		      const struct bs_reply *r, const struct bs_entry *tab, int n,
 		      uint8_t mac[COLLX_SHA256_BYTES])
 {
 	struct collx_hmac m;
@@ -260,20 +259,27 @@ static int send_nonce(int fd, const uint8_t nonce[BS_NONCE_BYTES])
 	return collx_sock_io(fd, &a, sizeof(a), collx_now_ms() + BS_IO_MS, true);
 }
 
-static void reply_auth_init(struct bs_reply_auth *r, int status, int failed_rank,
-			    const char *msg)
+/* A reply or report: header, outcome and message. */
+static void reply_init(struct bs_reply *r, int status, int failed_rank, const char *msg)
 {
 	memset(r, 0, sizeof(*r));
 	r->magic = htonl(COLLX_BS_MAGIC);
-	r->version = htonl(COLLX_BS_VERSION_AUTH);
+	r->version = htonl(COLLX_BS_VERSION);
 	r->status = htonl(-status);
 	r->failed_rank = htonl(failed_rank < 0 ? COLLX_RANK_NONE : (uint32_t)failed_rank);
 	snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "");
 }
 
+static void reply_auth_init(struct bs_reply *r, int status, int failed_rank,
+			    const char *msg)
+{
+	reply_init(r, status, failed_rank, msg);
+	r->version = htonl(COLLX_BS_VERSION_AUTH);
+}
+
 /* Reply, table (when @tab), MAC over both, as one connection's nonces. */
 static void reply_auth_to(int fd, const uint8_t *key, const struct bs_nonces *nc,
-			  const struct bs_reply_auth *r, const struct bs_entry *tab, int n)
+			  const struct bs_reply *r, const struct bs_entry *tab, int n)
 {
 	int64_t dl = collx_now_ms() + BS_IO_MS;
 	uint8_t mac[COLLX_SHA256_BYTES];
@@ -284,17 +290,6 @@ static void reply_auth_to(int fd, const uint8_t *key, const struct bs_nonces *nc
 	if (tab && collx_sock_io(fd, (void *)tab, sizeof(*tab) * n, dl, true))
 		return;
 	collx_sock_io(fd, mac, sizeof(mac), dl, true);
-}
-
-/* A reply or report: header, outcome and message. */
-static void reply_init(struct bs_reply *r, int status, int failed_rank, const char *msg)
-{
-	memset(r, 0, sizeof(*r));
-	r->magic = htonl(COLLX_BS_MAGIC);
-	r->version = htonl(COLLX_BS_VERSION);
-	r->status = htonl(-status);
-	r->failed_rank = htonl(failed_rank < 0 ? COLLX_RANK_NONE : (uint32_t)failed_rank);
-	snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "");
 }
 
 static void reply_to(int fd, const struct bs_reply *r, const struct bs_entry *tab, int n)
@@ -429,12 +424,11 @@ static void root_refused(struct bs_root *r, const char *why)
 static void root_send_refusal(struct bs_root *r, int c, const struct bs_nonces *nc,
 			      int status, uint32_t rank, const char *msg)
 {
-	struct bs_reply_auth ra;
 	struct bs_reply rep;
 
 	if (nc) {
-		reply_auth_init(&ra, status, (int)rank, msg);
-		reply_auth_to(c, r->p->job_key, nc, &ra, NULL, 0);
+		reply_auth_init(&rep, status, (int)rank, msg);
+		reply_auth_to(c, r->p->job_key, nc, &rep, NULL, 0);
 	} else {
 		reply_init(&rep, status, (int)rank, msg);
 		reply_to(c, &rep, NULL, 0);
@@ -657,45 +651,37 @@ static void root_secrets(struct bs_root *r, struct collx_bs_result *res)
 	}
 }
 
-/* Version 3: the session nonce instead of the secret, a MAC per rank. */
-static void root_send_auth(struct bs_root *r, const struct collx_bs_result *res)
+/*
+ * Every joined rank's answer: version 2 carries the secret, version 3 the
+ * session nonce it is derived from and a MAC per connection.
+ */
+static void root_send_replies(struct bs_root *r, const struct collx_bs_result *res)
 {
-	struct bs_reply_auth ra;
-	int i;
-
-	reply_auth_init(&ra, r->status, r->failed == COLLX_RANK_NONE ? -1 : (int)r->failed,
-			r->status ? r->msg : NULL);
-	ra.nranks = htonl(r->n);
-	if (!r->status) {
-		ra.comm_key = htobe64(res->comm_key);
-		memcpy(ra.session, r->session, sizeof(ra.session));
-	}
-	for (i = 1; i < r->n; i++) {
-		if (r->conns[i] < 0)
-			continue;
-		reply_auth_to(r->conns[i], r->p->job_key, &r->nonces[i], &ra,
-			      r->status ? NULL : r->tab, r->n);
-		if (r->status)
-			close(r->conns[i]);
-	}
-}
-
-static void root_send_plain(struct bs_root *r, const struct collx_bs_result *res)
-{
+	const int failed = r->failed == COLLX_RANK_NONE ? -1 : (int)r->failed;
+	const char *msg = r->status ? r->msg : NULL;
 	struct bs_reply rep;
 	int i;
 
-	reply_init(&rep, r->status, r->failed == COLLX_RANK_NONE ? -1 : (int)r->failed,
-		   r->status ? r->msg : NULL);
+	if (r->p->auth)
+		reply_auth_init(&rep, r->status, failed, msg);
+	else
+		reply_init(&rep, r->status, failed, msg);
 	rep.nranks = htonl(r->n);
 	if (!r->status) {
 		rep.comm_key = htobe64(res->comm_key);
-		memcpy(rep.secret, res->secret, sizeof(rep.secret));
+		if (r->p->auth)
+			memcpy(rep.session, r->session, sizeof(rep.session));
+		else
+			memcpy(rep.secret, res->secret, sizeof(rep.secret));
 	}
 	for (i = 1; i < r->n; i++) {
 		if (r->conns[i] < 0)
 			continue;
-		reply_to(r->conns[i], &rep, r->status ? NULL : r->tab, r->n);
+		if (r->p->auth)
+			reply_auth_to(r->conns[i], r->p->job_key, &r->nonces[i], &rep,
+				      r->status ? NULL : r->tab, r->n);
+		else
+			reply_to(r->conns[i], &rep, r->status ? NULL : r->tab, r->n);
 		if (r->status)
 			close(r->conns[i]);
 	}
@@ -708,10 +694,7 @@ static int root_answer(struct bs_root *r, struct collx_bs_result *res)
 
 	if (!r->status)
 		root_secrets(r, res);
-	if (r->p->auth)
-		root_send_auth(r, res);
-	else
-		root_send_plain(r, res);
+	root_send_replies(r, res);
 	if (r->status) {
 		free(r->conns);
 		res->failed_rank = r->failed == COLLX_RANK_NONE ? -1 : (int)r->failed;
@@ -772,7 +755,7 @@ static int bootstrap_root(const struct collx_bs_params *p, struct collx_bs_resul
 struct bs_peer {
 	struct bs_hello h;
 	struct bs_reply r;		/* version 2 */
-	struct bs_reply_auth ra;	/* version 3 */
+	struct bs_reply ra;	/* version 3 */
 	struct bs_nonces nc;		/* version 3: this attempt's */
 	char where[INET_ADDRSTRLEN + 8];	/* rank 0's "ip:port" */
 };
@@ -979,7 +962,7 @@ static int peer_finish_auth(const struct collx_bs_params *p, struct bs_peer *pc,
 			    struct collx_bs_result *res)
 {
 	uint8_t mac[COLLX_SHA256_BYTES], want[COLLX_SHA256_BYTES];
-	struct bs_reply_auth *ra = &pc->ra;
+	struct bs_reply *ra = &pc->ra;
 	struct bs_entry *tab = NULL;
 	uint32_t n = ntohl(ra->nranks);
 	int status = -(int)ntohl(ra->status), err;
